@@ -2,7 +2,6 @@
 PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
-SITE    = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
 .PHONY: venv demo test extension bench bench-skeleton clean
 
@@ -11,7 +10,7 @@ $(VENV)/.installed: requirements.txt
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
 	# The repo root is the `bonesmith` package: expose it to the venv.
-	ln -sfn $(CURDIR) $(SITE)/bonesmith
+	ln -sfn $(CURDIR) "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/bonesmith"
 	touch $@
 
 venv: $(VENV)/.installed
