@@ -8,9 +8,15 @@ building (rig.py). Everything here works in the caller's units and frame.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from . import rig
+from .collapse import collapse_to_graph
+from .contraction import contract, one_ring_areas
+from .meshprep import clean_mesh, decimate
 
 
 @dataclass
@@ -57,6 +63,16 @@ class Skeleton:
             return cls.from_dict(json.load(fh))
 
 
+DEFAULTS = dict(
+    proxy_vertices=5000,   # contraction runs on a decimated proxy of this size
+    min_part=0.08,         # parts smaller than this (longest side = 1) get no bones
+    min_branch=0.05,       # shortest branch a separate part may add
+    spur_length=0.04,      # leaf branches shorter than this are collapse noise
+    bone_length=0.12,      # target bone length at detail 1
+    merge_length=0.025,    # internal bones shorter than this are merged
+)
+
+
 def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **options) -> Skeleton:
     """Build a rig for a triangle mesh.
 
@@ -64,6 +80,78 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
     detail: 1.0 = default joint density; 2.0 roughly doubles joints per chain.
     progress: optional callable(fraction: float, message: str); it may raise
     errors.Cancelled to stop the job.
+    options: override DEFAULTS, or contraction options (wl0, max_iterations...).
     Raises InvalidMeshError on input that cannot be rigged.
     """
-    raise NotImplementedError("being written")
+    unknown = set(options) - set(DEFAULTS) - {"wl0", "wl_scale", "max_iterations", "area_ratio"}
+    if unknown:
+        raise TypeError(f"unknown options: {sorted(unknown)}")
+    if not detail > 0:
+        raise ValueError("detail must be positive")
+    opt = {**DEFAULTS, **{k: v for k, v in options.items() if k in DEFAULTS}}
+    contract_opt = {k: v for k, v in options.items() if k not in DEFAULTS}
+    report = progress or (lambda fraction, message: None)
+    timings = {}
+    t0 = time.perf_counter()
+
+    report(0.0, "Cleaning mesh")
+    mesh = clean_mesh(vertices, faces)
+    V, F = decimate(mesh.vertices, mesh.faces, opt["proxy_vertices"])
+    timings["prepare"] = time.perf_counter() - t0
+
+    t = time.perf_counter()
+    Vc, cinfo = contract(V, F, progress=lambda f, m: report(0.05 + 0.55 * f, m), **contract_opt)
+    timings["contract"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    report(0.6, "Collapsing edges")
+    nodes, edges, members = collapse_to_graph(Vc, F)
+    timings["collapse"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    report(0.9, "Building rig")
+    pos, par = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail)
+    heads, tails, parents = rig.to_bones(pos, par)
+    names = rig.bone_names(heads, tails, parents, side_tolerance=0.02)
+    timings["rig"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t0
+    report(1.0, "Done")
+    info = {"timings": timings, "contraction": cinfo, "proxy_vertices": len(V),
+            "graph_nodes": len(nodes)}
+    return Skeleton(mesh.to_world(heads), parents, mesh.to_world(tails), names,
+                    rig.default_up(heads, tails), info)
+
+
+def _rig_tree(V, F, Vc, nodes, edges, members, opt, detail):
+    """Skeleton graph of the proxy -> simplified rooted tree (positions, parents)."""
+    X, radius = rig.refine_nodes(V, Vc, nodes, members)
+    vertex_area = one_ring_areas(V, F) / 3
+    mass = np.array([vertex_area[m].sum() for m in members])
+    comp = rig._components(len(nodes), edges)
+    comp_mass = np.bincount(comp, weights=mass)
+    comp_extent = np.zeros(comp.max() + 1)
+    for c in range(len(comp_extent)):
+        pts = V[np.concatenate([members[k] for k in np.flatnonzero(comp == c)])]
+        comp_extent[c] = np.ptp(pts, axis=0).max()
+    kept, joined = rig.join_parts(X, edges, radius, comp_mass[comp], comp_extent[comp],
+                                  min_part=opt["min_part"], min_branch=opt["min_branch"])
+    tree = rig.spanning_tree(X, kept, joined)
+    adj = rig.adjacency(0, tree)
+    if len(kept) == 1:
+        adj[int(kept[0])]
+    centroid = (vertex_area[:, None] * V).sum(axis=0) / vertex_area.sum()
+    adj = rig.prune_spurs(X, adj, radius, opt["spur_length"] / detail)
+    root = rig.choose_root(X, adj, centroid)
+    if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
+        return _single_bone(V, vertex_area)
+    return rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
+                               merge_length=opt["merge_length"] / detail)[:2]
+
+
+def _single_bone(V, vertex_area):
+    """Blob-like meshes (a slime, a fruit) contract to a point: one bone along the main axis."""
+    c = (vertex_area[:, None] * V).sum(axis=0) / vertex_area.sum()
+    _, _, vt = np.linalg.svd((V - c) * np.sqrt(vertex_area)[:, None], full_matrices=False)
+    axis = vt[0] if abs(vt[0][2]) < 0.5 or vt[0][2] > 0 else -vt[0]
+    half = 0.35 * np.ptp((V - c) @ axis)
+    return np.array([c - half * axis, c + half * axis]), np.array([-1, 0])

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Mesh validation and clean-up shared by every feature.
+
+Real characters come with duplicate vertices, degenerate and repeated triangles,
+loose vertices, several parts and units from millimetres to kilometres. These
+functions turn such input into a clean triangle soup in a normalised frame, or
+raise InvalidMeshError with a message a user can act on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from .errors import InvalidMeshError
+
+WELD_TOLERANCE = 1e-6      # relative to the bounding-box diagonal
+MIN_AREA_RATIO = 1e-12     # total area / diagonal^2 below this is "flat"
+
+
+@dataclass
+class CleanMesh:
+    """A welded, normalised triangle mesh and the map back to the caller's frame."""
+    vertices: np.ndarray    # (n, 3) normalised: bbox centred at 0, longest side 1
+    faces: np.ndarray       # (m, 3) int, no repeated indices
+    center: np.ndarray      # (3,) caller-frame bbox centre
+    scale: float            # caller units per normalised unit
+    source_index: np.ndarray  # (n,) one input vertex index per clean vertex
+
+    def to_world(self, points):
+        return np.asarray(points) * self.scale + self.center
+
+    @property
+    def diagonal(self) -> float:
+        return float(np.linalg.norm(np.ptp(self.vertices, axis=0)))
+
+
+def validate(vertices, faces):
+    """Check shapes and values; return float64 (V,3) and int64 (F,3) arrays."""
+    try:
+        V = np.asarray(vertices, dtype=np.float64)
+        F = np.asarray(faces)
+    except (TypeError, ValueError) as exc:
+        raise InvalidMeshError(f"The mesh data is not numeric: {exc}") from None
+    if V.size == 0:
+        raise InvalidMeshError("The mesh is empty: it has no vertices.")
+    if V.ndim != 2 or V.shape[1] != 3:
+        raise InvalidMeshError(f"Vertices must be an (N, 3) array, got shape {V.shape}.")
+    if F.size == 0:
+        raise InvalidMeshError(
+            "The mesh has no faces (only loose vertices or edges). "
+            "Auto Skeleton needs a surface: fill the mesh or pick another object.")
+    if F.ndim != 2 or F.shape[1] != 3:
+        raise InvalidMeshError(f"Faces must be an (M, 3) array of triangles, got shape {F.shape}.")
+    if not np.issubdtype(F.dtype, np.integer):
+        raise InvalidMeshError("Face indices must be integers.")
+    F = F.astype(np.int64)
+    if F.min() < 0 or F.max() >= len(V):
+        raise InvalidMeshError("Face indices point past the vertex list; the mesh data is corrupt.")
+    bad = ~np.isfinite(V).all(axis=1)
+    used = np.zeros(len(V), bool)
+    used[F.ravel()] = True
+    if (bad & used).any():
+        raise InvalidMeshError(
+            f"{int((bad & used).sum())} vertices have NaN or infinite coordinates. "
+            "Fix or delete them (Mesh > Clean Up) and try again.")
+    return V, F
+
+
+def triangle_areas(V, F):
+    return 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1)
+
+
+def clean_mesh(vertices, faces) -> CleanMesh:
+    """Validate, drop loose vertices, weld duplicates, drop degenerate faces, normalise."""
+    V, F = validate(vertices, faces)
+    used = np.unique(F)
+    lo, hi = V[used].min(axis=0), V[used].max(axis=0)
+    extent = float((hi - lo).max())
+    diag = float(np.linalg.norm(hi - lo))
+    if not extent > 0 or not np.isfinite(extent):
+        raise InvalidMeshError("All vertices of the mesh are at one point; there is nothing to rig.")
+    center = (lo + hi) / 2
+    Vn = (V - center) / extent
+
+    # Weld vertices closer than the tolerance so split normals/UV seams do not cut the surface.
+    keys = np.round(Vn[used] / (WELD_TOLERANCE * diag / extent)).astype(np.int64)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    remap = np.full(len(V), -1, np.int64)
+    remap[used] = inverse.reshape(-1)
+    Fw = remap[F]
+    Vw = Vn[used[first]]
+    source = used[first]
+
+    ok = (Fw[:, 0] != Fw[:, 1]) & (Fw[:, 1] != Fw[:, 2]) & (Fw[:, 0] != Fw[:, 2])
+    Fw = Fw[ok]
+    if len(Fw) == 0:
+        raise InvalidMeshError("Every face of the mesh is degenerate (repeated vertices); there is no surface to rig.")
+    # Drop repeated triangles (same three vertices), keeping the first.
+    _, first_face = np.unique(np.sort(Fw, axis=1), axis=0, return_index=True)
+    Fw = Fw[np.sort(first_face)]
+    area = triangle_areas(Vw, Fw)
+    if area.sum() <= MIN_AREA_RATIO * (diag / extent) ** 2:
+        raise InvalidMeshError("The mesh has zero area (all faces are flat lines or points); there is nothing to rig.")
+    # Drop vertices no longer referenced after removing degenerate faces.
+    keep = np.unique(Fw)
+    if len(keep) < len(Vw):
+        re = np.full(len(Vw), -1, np.int64)
+        re[keep] = np.arange(len(keep))
+        Vw, source, Fw = Vw[keep], source[keep], re[Fw]
+    return CleanMesh(Vw, Fw, center, extent, source)
+
+
+def vertex_components(n, F):
+    """Connected component label per vertex (through faces)."""
+    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    A = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    return connected_components(A, directed=False)[1]
+
+
+def decimate(V, F, target_vertices: int):
+    """Quadric decimation to about target_vertices (parts and topology preserved)."""
+    if len(V) <= target_vertices:
+        return V, F
+    import fast_simplification
+    ratio = 1.0 - target_vertices / len(V)
+    Vd, Fd = fast_simplification.simplify(V.astype(np.float32), F.astype(np.int32), target_reduction=ratio)
+    Fd = Fd.astype(np.int64)
+    ok = (Fd[:, 0] != Fd[:, 1]) & (Fd[:, 1] != Fd[:, 2]) & (Fd[:, 0] != Fd[:, 2])
+    Fd = Fd[ok]
+    keep = np.unique(Fd)
+    re = np.full(len(Vd), -1, np.int64)
+    re[keep] = np.arange(len(keep))
+    return Vd[keep].astype(np.float64), re[Fd]

@@ -1,0 +1,365 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A3: from a skeleton graph to a rig an animator can use.
+
+refine_nodes     move nodes back to the centre of their surface region (A3).
+join_parts       one graph for a multi-part mesh: small parts get no bones, parts
+                 overlapping the body are absorbed, the rest hang off the nearest node.
+build_tree       spanning tree, root near the centre of mass, spurs pruned.
+simplify_chains  chains between junctions resampled to a sensible joint count.
+to_bones         bones (head, tail, parent), names and roll vectors.
+Every length here is in the normalised frame (longest bounding-box side = 1).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+
+
+# ---------------------------------------------------------------- refinement (A3)
+
+def refine_nodes(V_orig, V_contracted, nodes, members):
+    """Node position x_i - d_i, d_i = mean displacement of its merged vertices."""
+    X = np.empty((len(nodes), 3))
+    radius = np.empty(len(nodes))
+    for k, (i, m) in enumerate(zip(nodes, members)):
+        d = (V_contracted[m] - V_orig[m]).mean(axis=0)
+        X[k] = V_contracted[i] - d
+        radius[k] = np.linalg.norm(V_orig[m] - X[k], axis=1).mean()
+    return X, radius
+
+
+# ---------------------------------------------------------------- graph helpers
+
+def adjacency(n, edges):
+    adj = defaultdict(set)
+    for a, b in np.asarray(edges).reshape(-1, 2).tolist():
+        if a != b:
+            adj[a].add(b)
+            adj[b].add(a)
+    for i in range(n):
+        adj[i]
+    return adj
+
+
+def edge_list(adj):
+    return sorted({(min(a, b), max(a, b)) for a in adj for b in adj[a]})
+
+
+def _components(n, edges):
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    A = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    return connected_components(A, directed=False)[1]
+
+
+# ---------------------------------------------------------------- multi-part meshes
+
+def join_parts(X, edges, radius, mass, extent, *, min_part: float, min_branch: float):
+    """Make one connected graph out of the per-part skeleton graphs.
+
+    mass, extent: per node, the surface area and bounding-box size of the graph
+    component it belongs to (computed by the caller from merged vertices).
+    Returns (kept node indices, edges among them in original numbering).
+    """
+    n = len(X)
+    comp = _components(n, edges)
+    order = sorted(set(comp.tolist()), key=lambda c: -mass[comp == c].sum())
+    adj = adjacency(n, edges)
+    kept = list(np.flatnonzero(comp == order[0]))
+    new_edges = [(a, b) for a, b in edge_list(adj) if comp[a] == order[0]]
+    for c in order[1:]:
+        idx = np.flatnonzero(comp == c)
+        if extent[idx[0]] < min_part:
+            continue                       # eyes, buttons: follow the nearest bone
+        K = np.array(kept)
+        d = np.linalg.norm(X[idx, None] - X[None, K], axis=2)
+        near = K[d.argmin(axis=1)]
+        absorbed = d.min(axis=1) < radius[near]
+        target = dict(zip(idx[absorbed].tolist(), near[absorbed].tolist()))
+        free = idx[~absorbed]
+        if len(free) == 0:
+            continue                       # a shell around the body (clothes, helmet)
+        sub = [(a, b) for a in free for b in adj[a] if b in set(free.tolist()) and a < b]
+        local = {v: k for k, v in enumerate(free.tolist())}
+        labels = _components(len(free), [(local[a], local[b]) for a, b in sub])
+        for lab in set(labels.tolist()):
+            piece = free[labels == lab]
+            piece_set = set(piece.tolist())
+            if np.ptp(X[piece], axis=0).max() + radius[piece].max() < min_branch:
+                continue
+            links = [(a, target[b]) for a in piece for b in adj[a] if b in target]
+            if not links:
+                dd = np.linalg.norm(X[piece, None] - X[None, K], axis=2)
+                p, q = np.unravel_index(dd.argmin(), dd.shape)
+                links = [(piece[p], K[q])]
+            best = min(links, key=lambda l: np.linalg.norm(X[l[0]] - X[l[1]]))
+            kept.extend(piece.tolist())
+            new_edges.extend((a, b) for a, b in sub if a in piece_set)
+            new_edges.append(best)
+    return np.array(sorted(kept)), new_edges
+
+
+# ---------------------------------------------------------------- tree
+
+def spanning_tree(X, nodes, edges):
+    """Minimum spanning tree (by edge length) over the given nodes: breaks cycles."""
+    index = {v: k for k, v in enumerate(nodes.tolist())}
+    e = np.array([(index[a], index[b]) for a, b in edges], dtype=np.int64).reshape(-1, 2)
+    w = np.linalg.norm(X[nodes[e[:, 0]]] - X[nodes[e[:, 1]]], axis=1) + 1e-9
+    G = sp.coo_matrix((w, (e[:, 0], e[:, 1])), shape=(len(nodes), len(nodes)))
+    T = minimum_spanning_tree(G).tocoo()
+    return [(int(nodes[a]), int(nodes[b])) for a, b in zip(T.row, T.col)]
+
+
+def choose_root(X, adj, centroid):
+    """Junction nearest the centre of mass (the pelvis of a biped), else nearest node."""
+    nodes = np.array(sorted(adj))
+    dist = np.linalg.norm(X[nodes] - centroid, axis=1)
+    nearest = nodes[dist.argmin()]
+    junctions = [v for v in nodes if len(adj[v]) >= 3]
+    if junctions:
+        dj = np.linalg.norm(X[junctions] - centroid, axis=1)
+        if dj.min() < dist.min() + 0.1:
+            return int(junctions[int(dj.argmin())])
+    return int(nearest)
+
+
+def _walk_to_junction(adj, leaf):
+    """Path from a leaf to the first node whose degree is not 2."""
+    path, prev, cur = [leaf], None, leaf
+    while True:
+        nxt = [v for v in adj[cur] if v != prev]
+        if len(nxt) != 1:
+            return path
+        prev, cur = cur, nxt[0]
+        path.append(cur)
+        if len(adj[cur]) != 2:
+            return path
+
+
+def prune_spurs(X, adj, radius, min_length: float):
+    """Remove short leaf branches (collapse noise) until none is left."""
+    changed = True
+    while changed:
+        changed = False
+        for leaf in [v for v in list(adj) if len(adj[v]) == 1]:
+            if leaf not in adj or len(adj[leaf]) != 1:
+                continue
+            path = _walk_to_junction(adj, leaf)
+            junction = path[-1]
+            if len(adj[junction]) < 3:
+                continue
+            length = np.linalg.norm(np.diff(X[path], axis=0), axis=1).sum()
+            if length < max(min_length, 1.2 * radius[junction]):
+                for v in path[:-1]:
+                    for u in adj.pop(v):
+                        if u in adj:
+                            adj[u].discard(v)
+                changed = True
+    return adj
+
+
+def orient(adj, root):
+    """parent[node] for a tree given as adjacency; breadth-first order."""
+    parent, order, stack = {root: -1}, [root], [root]
+    while stack:
+        nxt = []
+        for v in stack:
+            for u in sorted(adj[v]):
+                if u not in parent:
+                    parent[u] = v
+                    order.append(u)
+                    nxt.append(u)
+        stack = nxt
+    return parent, order
+
+
+# ---------------------------------------------------------------- chain simplification
+
+def _chains(adj, parent, order):
+    """Split the rooted tree into chains between key nodes (root, junctions, leaves)."""
+    children = defaultdict(list)
+    for v in order[1:]:
+        children[parent[v]].append(v)
+    key = {v for v in order if v == order[0] or len(children[v]) != 1}
+    chains = []
+    for k in order:
+        if k not in key:
+            continue
+        for c in children[k]:
+            chain = [k, c]
+            while chain[-1] not in key:
+                chain.append(children[chain[-1]][0])
+            chains.append(chain)
+    return chains
+
+
+def _split_points(P, radius, n_segments):
+    """Pick n_segments-1 interior joints along a polyline, at thin places near even spacing."""
+    seg = np.linalg.norm(np.diff(P, axis=0), axis=1)
+    s = np.concatenate([[0.0], np.cumsum(seg)])
+    total = s[-1]
+    picks = []
+    for k in range(1, n_segments):
+        goal = total * k / n_segments
+        # Prefer a narrow spot (elbow, knee, wrist) within a window around the even split.
+        window = np.flatnonzero(np.abs(s - goal) < 0.25 * total / n_segments)
+        window = window[(window > 0) & (window < len(P) - 1)]
+        if len(window):
+            picks.append(("node", int(window[np.argmin(radius[window])])))
+        else:
+            picks.append(("arc", goal))
+    out = []
+    for kind, val in picks:
+        if kind == "node":
+            out.append(P[val])
+        else:
+            i = int(np.clip(np.searchsorted(s, val) - 1, 0, len(seg) - 1))
+            t = (val - s[i]) / max(seg[i], 1e-12)
+            out.append(P[i] + t * (P[i + 1] - P[i]))
+    return out
+
+
+def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: float):
+    """Rebuild the tree with chains resampled to about one joint per bone_length.
+
+    Returns (positions (k,3), parent (k,), radius (k,)) of the simplified tree,
+    node 0 = root.
+    """
+    parent, order = orient(adj, root)
+    chains = _chains(adj, parent, order)
+    pos, par, rad = [X[root]], [-1], [radius[root]]
+    new_id = {root: 0}
+    for chain in chains:
+        P = X[chain]
+        length = np.linalg.norm(np.diff(P, axis=0), axis=1).sum()
+        start = new_id[chain[0]]
+        n_seg = max(1, int(round(length / bone_length)))
+        for p in _split_points(P, radius[chain], n_seg):
+            pos.append(p)
+            par.append(start)
+            rad.append(radius[chain[np.linalg.norm(P - p, axis=1).argmin()]])
+            start = len(pos) - 1
+        pos.append(P[-1])
+        par.append(start)
+        rad.append(radius[chain[-1]])
+        new_id[chain[-1]] = len(pos) - 1
+    pos, par, rad = np.array(pos), np.array(par), np.array(rad)
+    return _merge_short_internal(pos, par, rad, merge_length)
+
+
+def _merge_short_internal(pos, par, rad, merge_length):
+    """Merge a node into its parent when the bone between them is tiny and not a leaf."""
+    n = len(pos)
+    children = defaultdict(list)
+    for v in range(1, n):
+        children[par[v]].append(v)
+    target = np.arange(n)
+    for v in range(1, n):
+        p = par[v]
+        if children[v] and np.linalg.norm(pos[v] - pos[target[p]]) < merge_length:
+            target[v] = target[p]
+    keep = np.flatnonzero(target == np.arange(n))
+    index = np.full(n, -1)
+    index[keep] = np.arange(len(keep))
+    new_par = np.array([-1 if v == 0 else index[target[par[v]]] for v in keep])
+    return pos[keep], new_par, rad[keep]
+
+
+# ---------------------------------------------------------------- bones
+
+def to_bones(pos, par):
+    """Tree of joints -> bones (head, tail, parent bone). K+1 joints give K bones.
+
+    Each tree edge is a bone. The root bone is the root's edge with the largest
+    subtree (the spine of a biped); the root's other edges become its children.
+    """
+    n = len(pos)
+    children = defaultdict(list)
+    for v in range(1, n):
+        children[par[v]].append(v)
+    size = np.zeros(n)
+    for v in range(n - 1, 0, -1):      # nodes are numbered parents-first
+        size[par[v]] += size[v] + np.linalg.norm(pos[v] - pos[par[v]])
+    first = max(children[0], key=lambda c: size[c] + np.linalg.norm(pos[c] - pos[0]))
+    bone_of = {}            # child node -> bone index
+    heads, tails, parents = [], [], []
+    queue = [first] + [c for c in children[0] if c != first]
+    for c in queue:
+        bone_of[c] = len(heads)
+        heads.append(pos[0])
+        tails.append(pos[c])
+        parents.append(-1 if c == first else 0)
+    stack = list(queue)
+    while stack:
+        v = stack.pop(0)
+        for c in children[v]:
+            bone_of[c] = len(heads)
+            heads.append(pos[v])
+            tails.append(pos[c])
+            parents.append(bone_of[v])
+            stack.append(c)
+    return np.array(heads), np.array(tails), np.array(parents)
+
+
+def default_up(heads, tails):
+    """Roll reference per bone: forward (-Y) for vertical bones, else up (+Z)."""
+    d = np.asarray(tails, float) - np.asarray(heads, float)
+    d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
+    vertical = np.abs(d[:, 2]) > 0.7
+    ref = np.where(vertical[:, None], [0.0, -1.0, 0.0], [0.0, 0.0, 1.0])
+    up = ref - (ref * d).sum(axis=1, keepdims=True) * d
+    n = np.linalg.norm(up, axis=1, keepdims=True)
+    fallback = np.cross(d, [1.0, 0.0, 0.0])
+    up = np.where(n > 1e-6, up / np.maximum(n, 1e-12), fallback)
+    return up / np.maximum(np.linalg.norm(up, axis=1, keepdims=True), 1e-12)
+
+
+def bone_names(heads, tails, parents, side_tolerance: float):
+    """Readable, mirror-friendly names: root, spine_01, neck_01, tail_01, arm_01.L, leg_02.R ...
+
+    Chains (runs of single-child bones) get a label from their direction and a
+    side suffix from their position relative to the x = 0 plane.
+    """
+    K = len(heads)
+    children = defaultdict(list)
+    for b in range(K):
+        children[parents[b]].append(b)
+    names = [None] * K
+    roots = children[-1]
+    names[roots[0]] = "root"
+    starts = [b for b in range(K) if b not in roots and
+              (parents[b] in roots or len(children[parents[b]]) != 1)]
+    chains = []
+    for s in starts:
+        chain = [s]
+        while len(children[chain[-1]]) == 1:
+            chain.append(children[chain[-1]][0])
+        chains.append(chain)
+    groups = defaultdict(list)
+    for chain in chains:
+        a, b = heads[chain[0]], tails[chain[-1]]
+        mid_x = np.mean([(heads[c][0] + tails[c][0]) / 2 for c in chain])
+        side = ".L" if mid_x > side_tolerance else ".R" if mid_x < -side_tolerance else ""
+        d = b - a
+        if side:
+            label = "leg" if d[2] < -0.7 * np.linalg.norm(d) else "arm"
+        elif d[2] > 0.5 * np.linalg.norm(d):
+            label = "spine"
+        elif d[1] < -0.5 * np.linalg.norm(d):
+            label = "neck"
+        else:
+            label = "tail"
+        groups[(label, side)].append(chain)
+    for (label, side), group in groups.items():
+        group.sort(key=lambda ch: (-heads[ch[0]][2], abs(heads[ch[0]][0]), heads[ch[0]][1]))
+        for g, chain in enumerate(group):
+            base = label if g == 0 else f"{label}{g + 1}"
+            for k, b in enumerate(chain):
+                names[b] = f"{base}_{k + 1:02d}{side}"
+    for b in range(K):          # root-level extras without a chain (should not happen)
+        if names[b] is None:
+            names[b] = f"bone_{b:02d}"
+    return names
