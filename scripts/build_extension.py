@@ -361,7 +361,8 @@ def build(args) -> dict[str, Path]:
         stamps = json.loads(stamp_path.read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         stamps = {}
-    prints = {p: fingerprint(root, files, manifest_text, wheels[p], f"{p}|{','.join(pyvers)}") for p in platforms}
+    tool = f"{sha256_file(blender_ext)}|{','.join(pyvers)}"
+    prints = {p: fingerprint(root, files, manifest_text, wheels[p], f"{p}|{tool}") for p in platforms}
     results = {p: out / zip_name(manifest, p) for p in platforms}
     todo = [p for p in platforms
             if not (args.reuse and results[p].is_file() and stamps.get(p, {}).get("fingerprint") == prints[p]
