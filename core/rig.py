@@ -87,11 +87,14 @@ def join_parts(X, edges, radius, mass, extent, *, min_part: float, min_branch: f
         for lab in set(labels.tolist()):
             piece = free[labels == lab]
             piece_set = set(piece.tolist())
-            if np.ptp(X[piece], axis=0).max() + radius[piece].max() < min_branch:
+            # Keep only pieces that reach well outside the body (a ponytail, a separate
+            # limb); hair caps, clothes and armour hug the body and get no bones.
+            dd = np.linalg.norm(X[piece, None] - X[None, K], axis=2)
+            reach = dd.min(axis=1) - 2.0 * radius[K[dd.argmin(axis=1)]]
+            if reach.max() < min_branch:
                 continue
             links = [(a, target[b]) for a in piece for b in adj[a] if b in target]
             if not links:
-                dd = np.linalg.norm(X[piece, None] - X[None, K], axis=2)
                 p, q = np.unravel_index(dd.argmin(), dd.shape)
                 links = [(piece[p], K[q])]
             best = min(links, key=lambda l: np.linalg.norm(X[l[0]] - X[l[1]]))
@@ -363,3 +366,30 @@ def bone_names(heads, tails, parents, side_tolerance: float):
         if names[b] is None:
             names[b] = f"bone_{b:02d}"
     return names
+
+
+def push_inside(pos, movable, candidates, inside_fn, k: int = 64):
+    """Move joints that lie outside the surface to the nearest candidate point inside.
+
+    candidates: points near the medial axis (contracted vertices, graph nodes).
+    inside_fn(points) -> bool array. Joints with no inside candidate stay put.
+    """
+    from scipy.spatial import cKDTree
+    pos = pos.copy()
+    idx = np.flatnonzero(movable)
+    if len(idx) == 0:
+        return pos, 0
+    out = idx[~inside_fn(pos[idx])]
+    if len(out) == 0:
+        return pos, 0
+    tree = cKDTree(candidates)
+    _, near = tree.query(pos[out], k=min(k, len(candidates)))
+    near = np.atleast_2d(near)
+    ok = inside_fn(candidates[near.ravel()]).reshape(near.shape)
+    moved = 0
+    for row, j in enumerate(out):
+        hits = np.flatnonzero(ok[row])
+        if len(hits):
+            pos[j] = candidates[near[row, hits[0]]]   # query results are sorted by distance
+            moved += 1
+    return pos, moved

@@ -17,6 +17,7 @@ from . import rig
 from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
 from .meshprep import clean_mesh, decimate
+from .metrics import inside_mesh
 
 
 @dataclass
@@ -110,7 +111,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
 
     t = time.perf_counter()
     report(0.9, "Building rig")
-    pos, par = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail)
+    pos, par = _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail)
     heads, tails, parents = rig.to_bones(pos, par)
     names = rig.bone_names(heads, tails, parents, side_tolerance=0.02)
     timings["rig"] = time.perf_counter() - t
@@ -122,7 +123,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
                     rig.default_up(heads, tails), info)
 
 
-def _rig_tree(V, F, Vc, nodes, edges, members, opt, detail):
+def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     """Skeleton graph of the proxy -> simplified rooted tree (positions, parents)."""
     X, radius = rig.refine_nodes(V, Vc, nodes, members)
     vertex_area = one_ring_areas(V, F) / 3
@@ -144,8 +145,13 @@ def _rig_tree(V, F, Vc, nodes, edges, members, opt, detail):
     root = rig.choose_root(X, adj, centroid)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         return _single_bone(V, vertex_area)
-    return rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
-                               merge_length=opt["merge_length"] / detail)[:2]
+    pos, par, _ = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
+                                      merge_length=opt["merge_length"] / detail)
+    has_child = np.zeros(len(pos), bool)
+    has_child[par[par >= 0]] = True
+    pos, _ = rig.push_inside(pos, has_child, np.vstack([Vc, X]),
+                             lambda P: inside_mesh(P, mesh.vertices, mesh.faces))
+    return pos, par
 
 
 def _single_bone(V, vertex_area):
