@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""core Skeleton <-> Blender armature objects.
+
+A Skeleton from core is in world space. The armature object takes the world matrix of
+the mesh it rigs (so unapplied location/rotation/scale stay where the user put them) and
+its bones are the skeleton's joints mapped into that object's local space.
+"""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+from mathutils import Matrix, Vector
+
+from ..core.skeleton import Skeleton
+from .mesh import matrix_to_numpy, transform_points
+
+# Heads closer than this fraction of the rig's size to the parent's tail are connected.
+CONNECT_TOLERANCE = 1e-6
+# Bones shorter than this fraction of the rig's size get stretched (Blender deletes zero-length bones).
+MIN_BONE_LENGTH = 1e-4
+
+
+def _as_numpy(matrix) -> np.ndarray:
+    if isinstance(matrix, Matrix):
+        return matrix_to_numpy(matrix)
+    return np.asarray(matrix, dtype=np.float64).reshape(4, 4)
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
+
+
+def _set_mode(obj: bpy.types.Object, mode: str) -> None:
+    """Put `obj` alone into `mode` (multi-object editing would take selected armatures along)."""
+    view_layer = bpy.context.view_layer
+    for other in view_layer.objects:
+        if other is not obj and other.select_get(view_layer=view_layer):
+            other.select_set(False, view_layer=view_layer)
+    obj.select_set(True, view_layer=view_layer)
+    view_layer.objects.active = obj
+    with bpy.context.temp_override(active_object=obj, object=obj):
+        bpy.ops.object.mode_set(mode=mode)
+
+
+def skeleton_to_armature(skeleton: Skeleton, *, name: str = "Armature", matrix_world=None,
+                         world_to_local=None, collection=None) -> bpy.types.Object:
+    """Create an armature object whose bones are `skeleton` (world space).
+
+    matrix_world: the new object's world matrix (default identity).
+    world_to_local: maps the skeleton into the object's local space
+    (default: the inverse of matrix_world).
+    Must be called in Object Mode; leaves the new armature active and selected.
+    """
+    A = np.eye(4) if matrix_world is None else _as_numpy(matrix_world)
+    to_local = np.linalg.inv(A) if world_to_local is None else _as_numpy(world_to_local)
+
+    heads = transform_points(to_local, skeleton.joints)
+    tails = transform_points(to_local, skeleton.tails)
+    # `up` is a direction: map it with the linear part only.
+    ups = skeleton.up @ to_local[:3, :3].T
+    parents = skeleton.parents
+    size = float(np.linalg.norm(np.ptp(np.vstack([heads, tails]), axis=0))) if len(heads) else 1.0
+    size = size if size > 0 else 1.0
+
+    lengths = np.linalg.norm(tails - heads, axis=1)
+    short = lengths < MIN_BONE_LENGTH * size
+    if short.any():
+        direction = _unit(ups[short])
+        direction[~direction.any(axis=1)] = (0.0, 0.0, 1.0)
+        tails[short] = heads[short] + direction * (MIN_BONE_LENGTH * size)
+
+    data = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, data)
+    try:
+        (collection or bpy.context.scene.collection).objects.link(obj)
+        obj.matrix_world = Matrix(A.tolist())
+        data.display_type = 'OCTAHEDRAL'
+        obj.show_in_front = True
+
+        _set_mode(obj, 'EDIT')
+        try:
+            edit_bones = []
+            for j in range(len(heads)):
+                bone = data.edit_bones.new(skeleton.names[j])
+                bone.head = Vector(heads[j])
+                bone.tail = Vector(tails[j])
+                bone.use_deform = True
+                edit_bones.append(bone)
+            for j, p in enumerate(parents):
+                if p < 0:
+                    continue
+                edit_bones[j].parent = edit_bones[p]
+                if np.linalg.norm(heads[j] - tails[p]) <= CONNECT_TOLERANCE * size:
+                    edit_bones[j].use_connect = True
+            for j, bone in enumerate(edit_bones):
+                if np.any(ups[j]):
+                    bone.align_roll(Vector(ups[j]))
+        finally:
+            bpy.ops.object.mode_set(mode='OBJECT')
+    except Exception:
+        bpy.data.objects.remove(obj)
+        bpy.data.armatures.remove(data)
+        raise
+    return obj
+
+
+def parent_meshes(armature: bpy.types.Object, meshes, armature_matrix=None) -> None:
+    """Parent `meshes` to `armature` with an Armature modifier, keeping their world placement.
+
+    An Armature modifier without an object is reused; otherwise a new one is added first
+    in the stack (deform before other modifiers).
+    """
+    A = matrix_to_numpy(armature.matrix_world) if armature_matrix is None else _as_numpy(armature_matrix)
+    A_inv = Matrix(np.linalg.inv(A).tolist())
+    for obj in meshes:
+        world = obj.matrix_world.copy()
+        basis = obj.matrix_basis.copy()
+        obj.parent = armature
+        obj.parent_type = 'OBJECT'
+        try:
+            # world = A @ parent_inverse @ basis  ->  parent_inverse = A^-1 @ world @ basis^-1
+            obj.matrix_parent_inverse = A_inv @ world @ basis.inverted()
+        except ValueError:  # singular basis (a zero scale): keep the world matrix in basis
+            obj.matrix_parent_inverse = A_inv
+            obj.matrix_basis = world
+        modifier = next((m for m in obj.modifiers if m.type == 'ARMATURE' and m.object is None), None)
+        if modifier is None:
+            modifier = obj.modifiers.new("Armature", 'ARMATURE')
+            obj.modifiers.move(len(obj.modifiers) - 1, 0)
+        modifier.object = armature
+
+
+def build_rig(skeleton: Skeleton, meshes, *, active=None, name=None, world_to_local=None):
+    """Create the armature for `skeleton`, aligned with `active` (default: the first mesh),
+    and parent every mesh to it. On failure nothing is left behind.
+
+    world_to_local: see skeleton_to_armature; pass the inverse of the mesh's world matrix
+    at the time the skeleton was computed if the mesh may have moved since.
+    """
+    meshes = list(meshes)
+    active = active or meshes[0]
+    collection = active.users_collection[0] if active.users_collection else bpy.context.scene.collection
+    A = matrix_to_numpy(active.matrix_world)
+    armature = skeleton_to_armature(skeleton, name=name or f"{active.name}_Armature", matrix_world=A,
+                                    world_to_local=world_to_local, collection=collection)
+    try:
+        parent_meshes(armature, meshes, A)
+    except Exception:
+        data = armature.data
+        bpy.data.objects.remove(armature)
+        bpy.data.armatures.remove(data)
+        raise
+    return armature
+
+
+def _topological(bones) -> list:
+    """Bones ordered parents first, otherwise in their given order."""
+    order, seen = [], set()
+
+    def visit(bone):
+        if bone.name in seen:
+            return
+        if bone.parent is not None and bone.parent.name in names:
+            visit(bone.parent)
+        seen.add(bone.name)
+        order.append(bone)
+
+    names = {b.name for b in bones}
+    for bone in bones:
+        visit(bone)
+    return order
+
+
+def armature_to_skeleton(armature: bpy.types.Object, *, deform_only: bool = True) -> Skeleton:
+    """The armature's rest pose as a world-space Skeleton.
+
+    With deform_only, non-deforming bones are left out and each kept bone's parent is its
+    nearest deforming ancestor.
+    """
+    if armature.type != 'ARMATURE':
+        raise TypeError(f"{armature.name!r} is not an armature")
+    kept = [b for b in armature.data.bones if b.use_deform or not deform_only]
+    names = {b.name for b in kept}
+    kept = _topological(kept)
+    index = {b.name: i for i, b in enumerate(kept)}
+    M = matrix_to_numpy(armature.matrix_world)
+
+    parents = []
+    for bone in kept:
+        parent = bone.parent
+        while parent is not None and parent.name not in names:
+            parent = parent.parent
+        parents.append(-1 if parent is None else index[parent.name])
+    heads = np.array([b.head_local for b in kept], dtype=np.float64).reshape(-1, 3)
+    tails = np.array([b.tail_local for b in kept], dtype=np.float64).reshape(-1, 3)
+    z_axes = np.array([b.matrix_local.col[2][:3] for b in kept], dtype=np.float64).reshape(-1, 3)
+    return Skeleton(
+        joints=transform_points(M, heads),
+        parents=np.asarray(parents, dtype=np.int64),
+        tails=transform_points(M, tails),
+        names=[b.name for b in kept],
+        up=_unit(z_axes @ M[:3, :3].T),
+    )

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Bring meshes from files into the current scene."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from ..core.errors import BonesmithError, InvalidMeshError
+from .mesh import new_mesh_object
+
+IMPORT_FORMATS = (".obj", ".ply", ".fbx", ".glb", ".gltf", ".blend", ".npz")
+
+
+def _operator_import(path: Path) -> None:
+    suffix = path.suffix.lower()
+    if suffix == ".obj":
+        bpy.ops.wm.obj_import(filepath=str(path))
+    elif suffix == ".ply":
+        bpy.ops.wm.ply_import(filepath=str(path))
+    elif suffix == ".fbx":
+        bpy.ops.import_scene.fbx(filepath=str(path))
+    elif suffix in (".glb", ".gltf"):
+        bpy.ops.import_scene.gltf(filepath=str(path))
+    else:  # pragma: no cover - guarded by import_file
+        raise AssertionError(suffix)
+
+
+def append_blend_objects(path: Path, collection) -> list:
+    """Append every object of a .blend file and link it into `collection`."""
+    with bpy.data.libraries.load(str(path), link=False) as (source, target):
+        target.objects = list(source.objects)
+    objects = [obj for obj in target.objects if obj is not None]
+    for obj in objects:
+        collection.objects.link(obj)
+    return objects
+
+
+def load_npz(path, collection=None) -> bpy.types.Object:
+    """A Bonesmith record (.npz with `verts` (V,3) and `faces` (F,3)) as a new mesh object."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as record:
+            vertices, faces = record["verts"], record["faces"]
+    except KeyError as error:
+        raise InvalidMeshError(f"{path.name} has no {error.args[0]!r} array; "
+                               "a mesh record needs 'verts' (V,3) and 'faces' (F,3)") from None
+    except (OSError, ValueError) as error:
+        raise BonesmithError(f"Could not read {path.name}: {error}") from None
+    if vertices.ndim != 2 or vertices.shape[1] != 3:
+        raise InvalidMeshError(f"{path.name}: 'verts' must have shape (V, 3), not {vertices.shape}")
+    try:
+        return new_mesh_object(path.stem, vertices, faces, collection)
+    except ValueError as error:
+        raise InvalidMeshError(f"{path.name}: {error}") from None
+
+
+def import_file(path, collection=None) -> list:
+    """Import a mesh file into the current scene and return its mesh objects.
+
+    Formats: .obj .ply .fbx .glb .gltf, .blend (appends all its objects) and .npz records.
+    Raises BonesmithError when the file is missing, unsupported, unreadable or has no mesh.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in IMPORT_FORMATS:
+        raise BonesmithError(f"Cannot import {path.name}: use one of {', '.join(IMPORT_FORMATS)}")
+    if not path.is_file():
+        raise BonesmithError(f"File not found: {path}")
+    if collection is None:
+        collection = bpy.context.scene.collection
+
+    if suffix == ".npz":
+        return [load_npz(path, collection)]
+    if suffix == ".blend":
+        try:
+            objects = append_blend_objects(path, collection)
+        except OSError as error:
+            raise BonesmithError(f"Could not read {path.name}: {error}") from None
+    else:
+        before = set(bpy.data.objects)
+        try:
+            _operator_import(path)
+        except RuntimeError as error:
+            raise BonesmithError(f"Could not read {path.name}: {error}") from None
+        objects = [obj for obj in bpy.data.objects if obj not in before]
+    meshes = [obj for obj in objects if obj.type == 'MESH']
+    if not meshes:
+        raise InvalidMeshError(f"{path.name} contains no mesh object")
+    return meshes
+
+
+def strip_rigs(meshes) -> None:
+    """Detach meshes from armatures they came with (keeping their world placement) and
+    delete those armature objects, so the meshes can be rigged afresh."""
+    armatures = set()
+    for obj in meshes:
+        for modifier in [m for m in obj.modifiers if m.type == 'ARMATURE']:
+            if modifier.object is not None:
+                armatures.add(modifier.object)
+            obj.modifiers.remove(modifier)
+        if obj.parent is not None and obj.parent.type == 'ARMATURE':
+            armatures.add(obj.parent)
+            world = obj.matrix_world.copy()
+            obj.parent = None
+            obj.matrix_world = world
+    for armature in armatures:
+        if any(child.type == 'MESH' and child not in meshes for child in armature.children):
+            continue
+        data = armature.data
+        bpy.data.objects.remove(armature)
+        if data.users == 0:
+            bpy.data.armatures.remove(data)

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Blender mesh objects <-> numpy arrays (world space, triangles)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+
+def matrix_to_numpy(matrix) -> np.ndarray:
+    """A mathutils 4x4 Matrix as a (4, 4) float64 array."""
+    return np.array([list(row) for row in matrix], dtype=np.float64)
+
+
+def transform_points(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Apply a (4, 4) affine matrix to (N, 3) points."""
+    points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    return points @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+def mesh_arrays(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray]:
+    """Local vertex positions (V, 3) float64 and triangles (F, 3) int64 of a mesh data-block."""
+    vertices = np.empty(len(mesh.vertices) * 3, dtype=np.float64)
+    mesh.vertices.foreach_get("co", vertices)
+    mesh.calc_loop_triangles()
+    faces = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int64)
+    mesh.loop_triangles.foreach_get("vertices", faces)
+    return vertices.reshape(-1, 3), faces.reshape(-1, 3)
+
+
+def object_arrays(obj: bpy.types.Object, depsgraph=None, *, world: bool = True):
+    """Vertices (V, 3) and triangles (F, 3) of a mesh object as the user sees it.
+
+    Uses the depsgraph-evaluated mesh (modifiers, shape keys) and, with world=True,
+    the object's world matrix. Creates no data-block.
+    """
+    if obj.type != 'MESH':
+        raise TypeError(f"{obj.name!r} is a {obj.type.lower()}, not a mesh")
+    if depsgraph is None:
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+    evaluated = obj.evaluated_get(depsgraph)
+    mesh = evaluated.to_mesh()
+    try:
+        vertices, faces = mesh_arrays(mesh)
+    finally:
+        evaluated.to_mesh_clear()
+    if world:
+        vertices = transform_points(matrix_to_numpy(evaluated.matrix_world), vertices)
+    return vertices, faces
+
+
+@dataclass
+class MeshSet:
+    """Several mesh objects as one vertex/triangle array set.
+
+    Object k owns vertices[offsets[k]:offsets[k+1]] and faces[face_offsets[k]:face_offsets[k+1]].
+    """
+    vertices: np.ndarray
+    faces: np.ndarray
+    offsets: np.ndarray
+    face_offsets: np.ndarray
+    names: list = field(default_factory=list)
+
+    def object_slice(self, k: int) -> slice:
+        return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
+
+
+def combine_objects(objects, depsgraph=None, *, world: bool = True) -> MeshSet:
+    """World-space arrays of several mesh objects, faces re-indexed into one vertex array."""
+    if depsgraph is None:
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+    all_vertices, all_faces, names = [], [], []
+    offsets, face_offsets = [0], [0]
+    for obj in objects:
+        vertices, faces = object_arrays(obj, depsgraph, world=world)
+        all_vertices.append(vertices)
+        all_faces.append(faces + offsets[-1])
+        offsets.append(offsets[-1] + len(vertices))
+        face_offsets.append(face_offsets[-1] + len(faces))
+        names.append(obj.name)
+    return MeshSet(
+        vertices=np.concatenate(all_vertices) if all_vertices else np.zeros((0, 3)),
+        faces=np.concatenate(all_faces) if all_faces else np.zeros((0, 3), dtype=np.int64),
+        offsets=np.asarray(offsets, dtype=np.int64),
+        face_offsets=np.asarray(face_offsets, dtype=np.int64),
+        names=names,
+    )
+
+
+def new_mesh(name: str, vertices, faces, *, validate: bool = False) -> bpy.types.Mesh:
+    """A new mesh data-block from (V, 3) vertices and (F, k) polygon indices (k >= 3).
+
+    validate=True lets Blender repair invalid geometry (it also zeroes NaN coordinates).
+    """
+    vertices = np.ascontiguousarray(vertices, dtype=np.float32).reshape(-1, 3)
+    faces = np.ascontiguousarray(faces, dtype=np.int32)
+    if faces.size == 0:
+        faces = faces.reshape(0, 3)
+    if faces.ndim != 2 or (len(faces) and faces.shape[1] < 3):
+        raise ValueError(f"faces must be an (F, k>=3) index array, got shape {faces.shape}")
+    if faces.size and (faces.min() < 0 or faces.max() >= len(vertices)):
+        raise ValueError(f"face indices must lie in [0, {len(vertices)}), "
+                         f"got [{faces.min()}, {faces.max()}]")
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(len(vertices))
+    mesh.vertices.foreach_set("co", vertices.ravel())
+    corners = faces.shape[1]
+    mesh.loops.add(len(faces) * corners)
+    mesh.loops.foreach_set("vertex_index", faces.ravel())
+    mesh.polygons.add(len(faces))
+    mesh.polygons.foreach_set("loop_start", np.arange(0, len(faces) * corners, corners, dtype=np.int32))
+    if validate:
+        mesh.validate(verbose=False)
+    mesh.update(calc_edges=True)
+    return mesh
+
+
+def new_mesh_object(name: str, vertices, faces, collection=None, *, validate: bool = False):
+    """A new mesh object linked to `collection` (default: the scene's collection)."""
+    obj = bpy.data.objects.new(name, new_mesh(name, vertices, faces, validate=validate))
+    if collection is None:
+        collection = bpy.context.scene.collection
+    collection.objects.link(obj)
+    return obj
