@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Blender operators: thin wrappers that read the selection, call core through bridge/
+and report errors to the user."""
+import bpy
+
+from .auto_skeleton import BONESMITH_OT_auto_skeleton
+from .export_fbx import BONESMITH_OT_export_fbx
+
+classes = (BONESMITH_OT_auto_skeleton, BONESMITH_OT_export_fbx)
+
+
+def register():
+    for cls in classes:
+        bpy.utils.register_class(cls)
+
+
+def unregister():
+    for cls in reversed(classes):
+        bpy.utils.unregister_class(cls)
