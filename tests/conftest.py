@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Fixtures: the extension registered the way Blender does it, clean scenes, test meshes.
+
+Runs on the PyPI `bpy` module and inside a Blender binary (pytest-blender style): the
+extension is enabled from a temporary user repository whose `bonesmith` entry links to
+this checkout, unless an enabled add-on called `bonesmith` is already there.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+SAMPLE = DATA / "quat_Male_Casual.npz"
+REPO_MODULE = "bonesmith_test"
+
+
+# -- the extension --------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def ext():
+    """The enabled extension's top-level module (e.g. `bl_ext.bonesmith_test.bonesmith`)."""
+    bpy = pytest.importorskip("bpy")
+    import addon_utils
+
+    for name in bpy.context.preferences.addons.keys():
+        if name == "bonesmith" or name.endswith(".bonesmith"):
+            yield importlib.import_module(name)
+            return
+
+    directory = tempfile.mkdtemp(prefix="bonesmith_repo_")
+    os.symlink(REPO, os.path.join(directory, "bonesmith"), target_is_directory=True)
+    repos = bpy.context.preferences.extensions.repos
+    repo = repos.new(name="Bonesmith Test", module=REPO_MODULE, custom_directory=directory, source='USER')
+    name = f"bl_ext.{REPO_MODULE}.bonesmith"
+    errors = []
+    module = addon_utils.enable(name, default_set=True, handle_error=errors.append)
+    if module is None or errors:
+        pytest.fail(f"could not enable {name}: {errors}")
+    yield module
+    repos.remove(repo)  # Blender disables the repository's extensions itself
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def submodule(ext, name: str):
+    """`ext`'s own copy of a submodule, e.g. submodule(ext, "core.skeleton")."""
+    return importlib.import_module(f"{ext.__name__}.{name}")
+
+
+@pytest.fixture(scope="session")
+def core(ext):
+    """The extension's core.skeleton module (the very code the operator calls)."""
+    return submodule(ext, "core.skeleton")
+
+
+@pytest.fixture(scope="session")
+def errors(ext):
+    return submodule(ext, "core.errors")
+
+
+@pytest.fixture(scope="session")
+def bridge(ext):
+    class Bridge:
+        mesh = submodule(ext, "bridge.mesh")
+        armature = submodule(ext, "bridge.armature")
+        files = submodule(ext, "bridge.files")
+        fbx = submodule(ext, "bridge.fbx")
+        render = submodule(ext, "bridge.render")
+    return Bridge
+
+
+# -- scenes ---------------------------------------------------------------------------------
+
+def clear_scene():
+    import bpy
+    if bpy.context.object is not None and bpy.context.object.mode != 'OBJECT':
+        bpy.ops.object.mode_set(mode='OBJECT')
+    for obj in list(bpy.data.objects):
+        bpy.data.objects.remove(obj)
+    for blocks in (bpy.data.meshes, bpy.data.armatures, bpy.data.materials, bpy.data.cameras,
+                   bpy.data.lights, bpy.data.actions, bpy.data.images, bpy.data.collections):
+        for block in list(blocks):
+            blocks.remove(block)
+    for extra in [s for s in bpy.data.scenes if s != bpy.context.scene]:
+        bpy.data.scenes.remove(extra)
+
+
+@pytest.fixture
+def scene(ext):
+    """An empty scene (objects, meshes, armatures... removed), with the extension enabled."""
+    import bpy
+    clear_scene()
+    yield bpy.context.scene
+    clear_scene()
+
+
+def snapshot():
+    """What a failed operator must leave exactly as it was."""
+    import bpy
+    return dict(
+        objects=sorted(o.name for o in bpy.data.objects),
+        meshes=sorted(m.name for m in bpy.data.meshes),
+        armatures=sorted(a.name for a in bpy.data.armatures),
+        parents={o.name: o.parent.name if o.parent else None for o in bpy.data.objects},
+        modifiers={o.name: [m.name for m in o.modifiers] for o in bpy.data.objects},
+    )
+
+
+# -- meshes ---------------------------------------------------------------------------------
+
+def voxel_mesh(occupied: np.ndarray, voxel: float = 1.0, origin=(0.0, 0.0, 0.0)):
+    """Closed, outward-facing triangle surface of a boolean voxel grid: (V,3), (F,3)."""
+    occ = np.pad(np.asarray(occupied, dtype=bool), 1)
+    corners, quads = [], []
+    square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
+    for axis in range(3):
+        b, c = (axis + 1) % 3, (axis + 2) % 3
+        for direction in (1, -1):
+            exposed = occ & ~np.roll(occ, -direction, axis=axis)
+            cells = np.argwhere(exposed)
+            order = square if direction == 1 else square[::-1]
+            quad = np.repeat(cells[:, None, :], 4, axis=1)
+            quad[:, :, axis] += 1 if direction == 1 else 0
+            quad[:, :, b] += order[:, 0]
+            quad[:, :, c] += order[:, 1]
+            quads.append(quad.reshape(-1, 3))
+    points = np.concatenate(quads)
+    unique, index = np.unique(points, axis=0, return_inverse=True)
+    index = index.reshape(-1, 4)
+    faces = np.concatenate([index[:, [0, 1, 2]], index[:, [0, 2, 3]]])
+    vertices = (unique - 1) * voxel + np.asarray(origin, dtype=np.float64)
+    return vertices.astype(np.float64), faces.astype(np.int64)
+
+
+def humanoid_arrays():
+    """A blocky humanoid in a T-pose, one closed connected surface, about 1.9 units tall,
+    Z up, facing -Y: (V,3) float64, (F,3) int64."""
+    grid = np.zeros((36, 9, 38), dtype=bool)
+    boxes = [  # x, y, z ranges in voxels (x shifted by +10)
+        ((14, 17), (3, 6), (0, 16)), ((19, 22), (3, 6), (0, 16)),   # legs
+        ((13, 23), (2, 7), (16, 30)),                                # torso
+        ((17, 19), (3, 6), (30, 32)), ((15, 21), (2, 7), (32, 38)),  # neck, head
+        ((0, 13), (3, 6), (26, 29)), ((23, 36), (3, 6), (26, 29)),   # arms
+    ]
+    for (x0, x1), (y0, y1), (z0, z1) in boxes:
+        grid[x0:x1, y0:y1, z0:z1] = True
+    return voxel_mesh(grid, voxel=0.05, origin=(-0.9, -0.225, 0.0))
+
+
+def sample_arrays():
+    with np.load(SAMPLE) as record:
+        return record["verts"].astype(np.float64), record["faces"].astype(np.int64)
+
+
+@pytest.fixture
+def make_mesh(scene):
+    """make_mesh(name, vertices, faces, location=..., rotation=..., scale=..., select=True)
+    -> a new mesh object in the scene (made with plain bpy, not with bridge/)."""
+    import bpy
+
+    def make(name, vertices, faces, *, location=(0, 0, 0), rotation=(0, 0, 0), scale=(1, 1, 1),
+             select=True, edges=()):
+        mesh = bpy.data.meshes.new(name)
+        mesh.from_pydata([tuple(map(float, v)) for v in np.asarray(vertices).reshape(-1, 3)],
+                         list(edges), [tuple(map(int, f)) for f in np.asarray(faces).reshape(-1, 3)])
+        obj = bpy.data.objects.new(name, mesh)
+        scene.collection.objects.link(obj)
+        obj.location, obj.rotation_euler, obj.scale = location, rotation, scale
+        bpy.context.view_layer.update()
+        if select:
+            for other in bpy.context.view_layer.objects:
+                other.select_set(False)
+            obj.select_set(True)
+            bpy.context.view_layer.objects.active = obj
+        return obj
+
+    return make
+
+
+# -- the command line -------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def cli_env(tmp_path_factory):
+    """Environment for `python -m bonesmith` in a subprocess, whatever the checkout is called."""
+    path = tmp_path_factory.mktemp("pkg")
+    os.symlink(REPO, path / "bonesmith", target_is_directory=True)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+@pytest.fixture(scope="session")
+def cli_bpy(cli_env):
+    """Skip when this Python's subprocesses cannot import bpy (e.g. inside a Blender binary)."""
+    probe = subprocess.run([sys.executable, "-c", "import bpy"], env=cli_env, capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("bpy is not importable from a plain subprocess of this Python")
+    return cli_env
+
+
+def run_cli(env, *args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "bonesmith", *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+# -- the helpers above as fixtures (test modules do not import conftest) ---------------------
+
+@pytest.fixture(scope="session")
+def humanoid():
+    return humanoid_arrays()
+
+
+@pytest.fixture(scope="session")
+def sample():
+    return sample_arrays()
+
+
+@pytest.fixture(scope="session")
+def sample_path():
+    return SAMPLE
+
+
+@pytest.fixture
+def scene_state():
+    """scene_state() -> a comparable snapshot of objects, data, parents and modifiers."""
+    return snapshot
+
+
+@pytest.fixture(scope="session")
+def cli(cli_env):
+    """cli(*args) -> CompletedProcess of `python -m bonesmith *args`."""
+    return lambda *args, **kw: run_cli(cli_env, *args, **kw)
+
+
+@pytest.fixture(scope="session")
+def cli_with_bpy(cli_bpy):
+    return lambda *args, **kw: run_cli(cli_bpy, *args, **kw)
+
+
+@pytest.fixture(scope="session")
+def ext_module(ext):
+    """ext_module("operators.job") -> the extension's own copy of that submodule."""
+    return lambda name: submodule(ext, name)

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""`python -m bonesmith ...` in a subprocess, as a user runs it."""
+import json
+
+import numpy as np
+import pytest
+
+
+def write_obj(path, vertices, faces):
+    """OBJ is Y-up: write Blender's (x, y, z) as (x, z, -y) so the importer maps it back."""
+    with open(path, "w") as fh:
+        fh.writelines(f"v {x:.6f} {z:.6f} {-y:.6f}\n" for x, y, z in vertices)
+        fh.writelines(f"f {a} {b} {c}\n" for a, b, c in faces + 1)
+
+
+def test_help_lists_commands(cli):
+    result = cli("--help", timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "skeleton" in result.stdout and "demo" in result.stdout
+    for command in ("skeleton", "demo"):
+        sub = cli(command, "--help", timeout=60)
+        assert sub.returncode == 0 and "--out" in sub.stdout
+
+
+def test_no_command_is_an_error(cli):
+    result = cli(timeout=60)
+    assert result.returncode == 2 and "COMMAND" in result.stderr
+
+
+def test_skeleton_obj_to_json_and_fbx(cli_with_bpy, core, humanoid, tmp_path):
+    vertices, faces = humanoid
+    source = tmp_path / "body.obj"
+    write_obj(source, vertices, faces)
+    out_json, out_fbx = tmp_path / "out" / "body.json", tmp_path / "out" / "body.fbx"
+    result = cli_with_bpy("skeleton", source, "--out", out_json, "--out", out_fbx, "--detail", "1.0")
+    assert result.returncode == 0, result.stderr
+    assert "joints" in result.stdout
+
+    skeleton = core.Skeleton.load_json(out_json)
+    assert len(skeleton) > 1
+    assert (skeleton.parents == -1).sum() == 1
+    for j in range(len(skeleton)):  # every joint reaches the root: one tree, no cycle
+        seen = set()
+        while j != -1:
+            assert j not in seen and -1 <= skeleton.parents[j] < len(skeleton)
+            seen.add(j)
+            j = skeleton.parents[j]
+    # world units and frame: the joints lie in the body's box (the OBJ axes were converted)
+    lo, hi = vertices.min(0), vertices.max(0)
+    slack = 1e-3 * np.linalg.norm(hi - lo)
+    assert np.all(skeleton.joints >= lo - slack) and np.all(skeleton.joints <= hi + slack)
+    assert json.loads(out_json.read_text())["names"] == skeleton.names
+    assert out_fbx.read_bytes()[:18] == b"Kaydara FBX Binary"
+
+
+@pytest.mark.parametrize("suffix", [".blend", ".glb"])
+def test_skeleton_npz_to_blend_and_glb(cli_with_bpy, sample_path, tmp_path, suffix):
+    out = tmp_path / f"rigged{suffix}"
+    result = cli_with_bpy("skeleton", sample_path, "--out", out)
+    assert result.returncode == 0, result.stderr
+    magic = out.read_bytes()[:7]
+    if suffix == ".blend":  # plain or zstd-compressed (Blender 5's default)
+        assert magic.startswith((b"BLENDER", b"\x28\xb5\x2f\xfd"))
+    else:
+        assert magic.startswith(b"glTF")
+
+
+def test_skeleton_blend_output_contains_the_rig(cli_with_bpy, sample, tmp_path, bridge, scene):
+    import bpy
+    source = tmp_path / "sample.npz"
+    np.savez(source, verts=sample[0], faces=sample[1])
+    out = tmp_path / "rigged.blend"
+    assert cli_with_bpy("skeleton", source, "--out", out).returncode == 0
+    objects = bridge.files.import_file(out)
+    (mesh,) = objects
+    assert mesh.parent is not None and mesh.parent.type == 'ARMATURE'
+    assert mesh.parent.name in bpy.context.scene.objects
+    assert len(mesh.parent.data.bones) > 1
+    assert [m.object for m in mesh.modifiers if m.type == 'ARMATURE'] == [mesh.parent]
+
+
+def test_skeleton_bad_inputs(cli_with_bpy, tmp_path):
+    cases = []
+    broken = tmp_path / "broken.obj"
+    broken.write_text("this is not a mesh\n")
+    cases.append(((broken, "--out", tmp_path / "x.json"), "no mesh"))
+    cases.append(((tmp_path / "missing.obj", "--out", tmp_path / "x.json"), "File not found"))
+    cases.append(((broken, "--out", tmp_path / "x.txt"), "Cannot write x.txt"))
+    text = tmp_path / "mesh.txt"
+    text.write_text("1 2 3\n")
+    cases.append(((text, "--out", tmp_path / "x.json"), "Cannot import mesh.txt"))
+    for args, message in cases:
+        result = cli_with_bpy("skeleton", *args)
+        assert result.returncode == 1, (args, result.stdout, result.stderr)
+        assert "bonesmith: error:" in result.stderr and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+        assert not (tmp_path / "x.json").exists()
+
+
+def test_skeleton_invalid_mesh_reports_core_message(cli_with_bpy, tmp_path):
+    source = tmp_path / "point.npz"
+    np.savez(source, verts=np.ones((4, 3)), faces=np.array([[0, 1, 2], [0, 2, 3]]))
+    result = cli_with_bpy("skeleton", source, "--out", tmp_path / "x.json")
+    assert result.returncode == 1
+    assert "bonesmith: error:" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_demo(cli_with_bpy, tmp_path):
+    result = cli_with_bpy("demo", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    for line in ("vertices", "joints", "seconds", "demo.fbx", "demo.png"):
+        assert line in result.stdout
+    assert (tmp_path / "demo.fbx").read_bytes()[:18] == b"Kaydara FBX Binary"
+    png = (tmp_path / "demo.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""bonesmith.export_fbx: export, re-import into an empty scene, compare the rig."""
+import numpy as np
+import pytest
+
+TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
+
+
+def hand_made_rig(bridge, core, obj, vertices):
+    lo, hi = vertices.min(0), vertices.max(0)
+    c, e = (lo + hi) / 2, hi - lo
+    P = lambda x, z: c + e * np.array([x, 0.0, z])  # noqa: E731
+    joints = [P(0, -0.05), P(0, 0.1), P(0.1, 0.3), P(0.25, 0.3), P(-0.1, 0.3), P(0, 0.35)]
+    tails = [P(0, 0.1), P(0, 0.3), P(0.25, 0.3), P(0.45, 0.3), P(-0.3, 0.3), P(0, 0.45)]
+    skeleton = core.Skeleton(np.array(joints), [-1, 0, 1, 2, 1, 1], np.array(tails),
+                             ["hips", "spine", "upper_arm.L", "forearm.L", "upper_arm.R", "ik_head"],
+                             np.tile([0.0, -1.0, 0.0], (6, 1)))
+    armature = bridge.armature.build_rig(skeleton, [obj])
+    armature.data.bones["ik_head"].use_deform = False  # a helper bone: must not be exported
+    return armature
+
+
+def rig_summary(armature):
+    """name -> (parent name, world head) of every bone."""
+    A = np.array(armature.matrix_world)
+    return {b.name: (b.parent.name if b.parent else None, (A @ (*b.head_local, 1.0))[:3])
+            for b in armature.data.bones}
+
+
+@pytest.mark.parametrize("source", ["hand_made", "auto_skeleton"])
+def test_fbx_round_trip(bridge, core, make_mesh, humanoid, scene, tmp_path, source):
+    import bpy
+    vertices, faces = humanoid
+    obj = make_mesh("body", vertices, faces, **TRANSFORM)
+    if source == "hand_made":
+        armature = hand_made_rig(bridge, core, obj, bridge.mesh.object_arrays(obj)[0])
+    else:
+        assert bpy.ops.bonesmith.auto_skeleton() == {'FINISHED'}
+        armature = obj.parent
+    bpy.context.view_layer.update()
+    exported = {name: entry for name, entry in rig_summary(armature).items()
+                if armature.data.bones[name].use_deform}
+    n_vertices = len(obj.data.vertices)
+    size = float(np.linalg.norm(np.ptp(bridge.mesh.object_arrays(obj)[0], axis=0)))
+
+    # select only the mesh: the operator finds its armature
+    for other in bpy.context.view_layer.objects:
+        other.select_set(False)
+    obj.select_set(True)
+    bpy.context.view_layer.objects.active = obj
+    path = tmp_path / "rig.fbx"
+    assert bpy.ops.bonesmith.export_fbx(filepath=str(path)) == {'FINISHED'}
+    assert path.read_bytes()[:18] == b"Kaydara FBX Binary"
+
+    for datablock in list(bpy.data.objects):
+        bpy.data.objects.remove(datablock)
+    for blocks in (bpy.data.meshes, bpy.data.armatures):
+        for datablock in list(blocks):
+            blocks.remove(datablock)
+    bpy.ops.import_scene.fbx(filepath=str(path))
+    bpy.context.view_layer.update()
+
+    imported_armatures = [o for o in bpy.data.objects if o.type == 'ARMATURE']
+    meshes = [o for o in bpy.data.objects if o.type == 'MESH']
+    assert len(imported_armatures) == 1 and len(meshes) == 1
+    assert len(meshes[0].data.vertices) == n_vertices
+    imported = rig_summary(imported_armatures[0])
+    # same bones (no "_end" leaf bones, no non-deforming helpers), same hierarchy, same places
+    assert sorted(imported) == sorted(exported)
+    for name, (parent, head) in exported.items():
+        assert imported[name][0] == parent, name
+        np.testing.assert_allclose(imported[name][1], head, atol=1e-4 * size, err_msg=name)
+    # the mesh comes back where it was, in the same units
+    got = bridge.mesh.object_arrays(meshes[0])[0]
+    assert float(np.linalg.norm(np.ptp(got, axis=0))) == pytest.approx(size, rel=1e-4)
+
+
+def test_export_fbx_needs_an_armature(make_mesh, humanoid, tmp_path, scene_state):
+    import bpy
+    make_mesh("body", *humanoid)
+    with pytest.raises(RuntimeError, match="Select an armature"):
+        bpy.ops.bonesmith.export_fbx(filepath=str(tmp_path / "x.fbx"))
+    assert not (tmp_path / "x.fbx").exists()
+
+
+def test_export_keeps_selection(bridge, core, make_mesh, humanoid, tmp_path):
+    import bpy
+    vertices, faces = humanoid
+    obj = make_mesh("body", vertices, faces)
+    other = make_mesh("other", vertices[:3], [[0, 1, 2]], select=False)
+    armature = hand_made_rig(bridge, core, obj, vertices)
+    other.select_set(True)
+    selected = sorted(o.name for o in bpy.context.selected_objects)
+    bridge.fbx.export_fbx(tmp_path / "x.fbx", armature)
+    assert sorted(o.name for o in bpy.context.selected_objects) == selected
+    assert bpy.context.view_layer.objects.active == armature
