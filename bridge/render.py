@@ -86,14 +86,14 @@ def octahedra(heads, tails, x_axes, z_axes) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _framing(vertices: np.ndarray, size: int):
+    """Bounds, centre, the orthographic extent (10 % margin) and a resolution whose longer
+    side is `size` pixels, for a front view (X right, Z up)."""
     lo, hi = vertices.min(axis=0), vertices.max(axis=0)
     center = (lo + hi) / 2
     width, height = max(hi[0] - lo[0], 1e-9), max(hi[2] - lo[2], 1e-9)
     extent = 1.1 * max(width, height)
-    if width >= height:
-        resolution = (size, max(64, int(round(size * (height * 1.1 + 0.1 * width) / extent))))
-    else:
-        resolution = (max(64, int(round(size * (width * 1.1 + 0.1 * height) / extent))), size)
+    margin = extent - max(width, height)
+    resolution = tuple(max(64, int(round(size * (side + margin) / extent))) for side in (width, height))
     return lo, hi, center, extent, resolution
 
 
