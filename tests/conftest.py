@@ -225,8 +225,40 @@ def sample():
 
 
 @pytest.fixture(scope="session")
+def hand_skeleton(core):
+    """hand_skeleton(vertices) -> a small hand-made Skeleton inside the vertices' box (for
+    testing bridge/ without core's algorithm): hips -> spine -> head (a leaf), two arms
+    with a connected forearm, one leg; up vectors point forward (-Y), one is tilted."""
+    def make(vertices):
+        lo, hi = vertices.min(0), vertices.max(0)
+        c, e = (lo + hi) / 2, hi - lo
+        P = lambda x, z: c + e * np.array([x, 0.0, z])  # noqa: E731
+        joints = [P(0, -0.05), P(0, 0.1), P(0, 0.35), P(0.1, 0.3), P(0.25, 0.3), P(-0.1, 0.3), P(0.08, -0.1)]
+        tails = [P(0, 0.1), P(0, 0.3), P(0, 0.45), P(0.25, 0.3), P(0.45, 0.3), P(-0.3, 0.3), P(0.08, -0.45)]
+        parents = [-1, 0, 1, 1, 3, 1, 0]
+        names = ["hips", "spine", "head", "upper_arm.L", "forearm.L", "upper_arm.R", "leg.L"]
+        up = np.tile([0.0, -1.0, 0.0], (7, 1))
+        up[3] = (0.0, -1.0, 1.0)
+        return core.Skeleton(np.array(joints), parents, np.array(tails), names, up)
+    return make
+
+
+@pytest.fixture(scope="session")
 def sample_path():
     return SAMPLE
+
+
+def _write_obj(path, vertices, faces):
+    """OBJ is Y-up: write Blender's (x, y, z) as (x, z, -y) so the importer maps it back."""
+    with open(path, "w") as fh:
+        fh.writelines(f"v {x:.6f} {z:.6f} {-y:.6f}\n" for x, y, z in vertices)
+        fh.writelines(f"f {a} {b} {c}\n" for a, b, c in np.asarray(faces) + 1)
+
+
+@pytest.fixture(scope="session")
+def write_obj():
+    """write_obj(path, vertices, faces): a Z-up mesh as a (Y-up) Wavefront OBJ file."""
+    return _write_obj
 
 
 @pytest.fixture

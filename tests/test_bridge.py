@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """bridge/: Blender data <-> arrays, armature building, file import, preview rendering.
 
-These tests do not need core's algorithm: skeletons here are written by hand."""
+These tests do not need core's algorithm: skeletons here are written by hand
+(the `hand_skeleton` fixture)."""
 import math
 
 import numpy as np
@@ -15,21 +16,6 @@ def world(obj, vertices):
     return np.asarray(vertices, dtype=np.float32).astype(np.float64) @ M[:3, :3].T + M[:3, 3]
 
 
-def hand_skeleton(core, vertices):
-    """A small hand-made rig inside the humanoid's box: hips -> spine -> head, two arms
-    (the forearms connected), one leg; up vectors point forward (-Y)."""
-    lo, hi = vertices.min(0), vertices.max(0)
-    c, e = (lo + hi) / 2, hi - lo
-    P = lambda x, z: c + e * np.array([x, 0.0, z])  # noqa: E731
-    joints = [P(0, -0.05), P(0, 0.1), P(0, 0.35), P(0.1, 0.3), P(0.25, 0.3), P(-0.1, 0.3), P(0.08, -0.1)]
-    tails = [P(0, 0.1), P(0, 0.3), P(0, 0.45), P(0.25, 0.3), P(0.45, 0.3), P(-0.3, 0.3), P(0.08, -0.45)]
-    parents = [-1, 0, 1, 1, 3, 1, 0]
-    names = ["hips", "spine", "head", "upper_arm.L", "forearm.L", "upper_arm.R", "leg.L"]
-    up = np.tile([0.0, -1.0, 0.0], (7, 1))
-    up[3] = (0.0, -1.0, 1.0)  # a tilted roll
-    return core.Skeleton(np.array(joints), parents, np.array(tails), names, up)
-
-
 # -- mesh ----------------------------------------------------------------------------------
 
 def test_object_arrays_world_space_and_triangulated(bridge, make_mesh, humanoid):
@@ -41,9 +27,7 @@ def test_object_arrays_world_space_and_triangulated(bridge, make_mesh, humanoid)
     np.testing.assert_allclose(got_v, world(obj, vertices), atol=1e-6)
     assert got_f.shape == faces.shape
     # same triangles (Blender may rotate the corner order of each triangle)
-    canon = lambda f: np.sort(np.sort(f, axis=1), axis=0)  # noqa: E731
     assert {tuple(t) for t in np.sort(got_f, axis=1)} == {tuple(t) for t in np.sort(faces, axis=1)}
-    assert canon(got_f).shape == canon(faces).shape
     assert len(bpy.data.meshes) == 1  # no evaluated copy left behind
 
 
@@ -80,23 +64,22 @@ def test_new_mesh_rejects_bad_indices(bridge, scene):
 
 # -- armature --------------------------------------------------------------------------------
 
-def rig_hand_made(bridge, core, make_mesh, humanoid, **transform):
+def rig_hand_made(bridge, hand_skeleton, make_mesh, humanoid, **transform):
     vertices, faces = humanoid
     obj = make_mesh("body", vertices, faces, **transform)
-    skeleton = hand_skeleton(core, world(obj, vertices))
+    skeleton = hand_skeleton(world(obj, vertices))
     armature = bridge.armature.build_rig(skeleton, [obj])
     return obj, skeleton, armature
 
 
 @pytest.mark.parametrize("transform", [{}, TRANSFORM], ids=["identity", "unapplied"])
-def test_build_rig_places_bones_in_world_space(bridge, core, make_mesh, humanoid, transform):
+def test_build_rig_places_bones_in_world_space(bridge, hand_skeleton, make_mesh, humanoid, transform):
     import bpy
     vertices, faces = humanoid
-    before = None
     obj = make_mesh("body", vertices, faces, **transform)
     before_world = np.array(obj.matrix_world)
     before = bridge.mesh.object_arrays(obj)[0]
-    skeleton = hand_skeleton(core, world(obj, vertices))
+    skeleton = hand_skeleton(world(obj, vertices))
     armature = bridge.armature.build_rig(skeleton, [obj])
     bpy.context.view_layer.update()
 
@@ -138,7 +121,7 @@ def test_build_rig_places_bones_in_world_space(bridge, core, make_mesh, humanoid
     assert armature.name == "body_Armature" and armature.show_in_front
 
 
-def test_build_rig_keeps_world_placement_of_an_already_parented_mesh(bridge, core, make_mesh, humanoid):
+def test_build_rig_keeps_world_placement_of_an_already_parented_mesh(bridge, hand_skeleton, make_mesh, humanoid):
     import bpy
     vertices, faces = humanoid
     holder = bpy.data.objects.new("holder", None)
@@ -149,14 +132,14 @@ def test_build_rig_keeps_world_placement_of_an_already_parented_mesh(bridge, cor
     obj.parent = holder
     bpy.context.view_layer.update()
     before_world = np.array(obj.matrix_world)
-    armature = bridge.armature.build_rig(hand_skeleton(core, world(obj, vertices)), [obj])
+    armature = bridge.armature.build_rig(hand_skeleton(world(obj, vertices)), [obj])
     bpy.context.view_layer.update()
     assert obj.parent == armature
     np.testing.assert_allclose(np.array(obj.matrix_world), before_world, atol=1e-5)
 
 
-def test_armature_to_skeleton_round_trip(bridge, core, make_mesh, humanoid):
-    obj, skeleton, armature = rig_hand_made(bridge, core, make_mesh, humanoid, **TRANSFORM)
+def test_armature_to_skeleton_round_trip(bridge, hand_skeleton, make_mesh, humanoid):
+    obj, skeleton, armature = rig_hand_made(bridge, hand_skeleton, make_mesh, humanoid, **TRANSFORM)
     back = bridge.armature.armature_to_skeleton(armature)
     size = np.linalg.norm(np.ptp(skeleton.joints, axis=0))
     assert back.names == skeleton.names
@@ -166,8 +149,8 @@ def test_armature_to_skeleton_round_trip(bridge, core, make_mesh, humanoid):
     assert np.allclose(np.linalg.norm(back.up, axis=1), 1.0)
 
 
-def test_armature_to_skeleton_skips_non_deform_bones(bridge, core, make_mesh, humanoid):
-    obj, skeleton, armature = rig_hand_made(bridge, core, make_mesh, humanoid)
+def test_armature_to_skeleton_skips_non_deform_bones(bridge, hand_skeleton, make_mesh, humanoid):
+    obj, skeleton, armature = rig_hand_made(bridge, hand_skeleton, make_mesh, humanoid)
     armature.data.bones["spine"].use_deform = False
     back = bridge.armature.armature_to_skeleton(armature)
     assert "spine" not in back.names and len(back) == len(skeleton) - 1
@@ -186,15 +169,6 @@ def test_zero_length_bones_survive(bridge, core, scene):
 
 # -- files -----------------------------------------------------------------------------------
 
-def write_obj(path, vertices, faces):
-    """OBJ is Y-up: write Blender's (x, y, z) as (x, z, -y) so the importer maps it back."""
-    with open(path, "w") as fh:
-        for x, y, z in vertices:
-            fh.write(f"v {x:.6f} {z:.6f} {-y:.6f}\n")
-        for a, b, c in faces + 1:
-            fh.write(f"f {a} {b} {c}\n")
-
-
 def write_ply(path, vertices, faces):
     with open(path, "w") as fh:
         fh.write(f"ply\nformat ascii 1.0\nelement vertex {len(vertices)}\n"
@@ -207,7 +181,7 @@ def write_ply(path, vertices, faces):
 
 
 @pytest.mark.parametrize("suffix", [".obj", ".ply", ".fbx", ".glb", ".gltf", ".blend", ".npz"])
-def test_import_file(bridge, scene, make_mesh, humanoid, tmp_path, suffix):
+def test_import_file(bridge, scene, make_mesh, humanoid, write_obj, tmp_path, suffix):
     import bpy
     vertices, faces = humanoid
     path = tmp_path / f"body{suffix}"
@@ -259,9 +233,9 @@ def test_import_file_errors(bridge, errors, scene, tmp_path):
         bridge.files.import_file(tmp_path / "nofaces.npz")
 
 
-def test_strip_rigs(bridge, core, make_mesh, humanoid):
+def test_strip_rigs(bridge, hand_skeleton, make_mesh, humanoid):
     import bpy
-    obj, skeleton, armature = rig_hand_made(bridge, core, make_mesh, humanoid, **TRANSFORM)
+    obj, skeleton, armature = rig_hand_made(bridge, hand_skeleton, make_mesh, humanoid, **TRANSFORM)
     bpy.context.view_layer.update()
     before = np.array(obj.matrix_world)
     bridge.files.strip_rigs([obj])
@@ -285,11 +259,11 @@ def read_png(path):
 
 
 @pytest.mark.parametrize("method", ["numpy", "workbench"])
-def test_render_preview(bridge, core, make_mesh, humanoid, tmp_path, scene_state, method):
+def test_render_preview(bridge, hand_skeleton, make_mesh, humanoid, tmp_path, scene_state, method):
     import bpy
     if method == "workbench" and not bridge.render.workbench_available():
         pytest.skip("no GPU/EGL context for Workbench here")
-    obj, skeleton, armature = rig_hand_made(bridge, core, make_mesh, humanoid, **TRANSFORM)
+    obj, skeleton, armature = rig_hand_made(bridge, hand_skeleton, make_mesh, humanoid, **TRANSFORM)
     state = scene_state()
     counts = lambda: [len(c) for c in (bpy.data.scenes, bpy.data.cameras, bpy.data.materials,  # noqa: E731
                                        bpy.data.worlds, bpy.data.images)]

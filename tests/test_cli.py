@@ -6,13 +6,6 @@ import numpy as np
 import pytest
 
 
-def write_obj(path, vertices, faces):
-    """OBJ is Y-up: write Blender's (x, y, z) as (x, z, -y) so the importer maps it back."""
-    with open(path, "w") as fh:
-        fh.writelines(f"v {x:.6f} {z:.6f} {-y:.6f}\n" for x, y, z in vertices)
-        fh.writelines(f"f {a} {b} {c}\n" for a, b, c in faces + 1)
-
-
 def test_help_lists_commands(cli):
     result = cli("--help", timeout=60)
     assert result.returncode == 0, result.stderr
@@ -27,7 +20,7 @@ def test_no_command_is_an_error(cli):
     assert result.returncode == 2 and "COMMAND" in result.stderr
 
 
-def test_skeleton_obj_to_json_and_fbx(cli_with_bpy, core, humanoid, tmp_path):
+def test_skeleton_obj_to_json_and_fbx(cli_with_bpy, core, humanoid, write_obj, tmp_path):
     vertices, faces = humanoid
     source = tmp_path / "body.obj"
     write_obj(source, vertices, faces)

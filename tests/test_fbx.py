@@ -6,17 +6,9 @@ import pytest
 TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
 
 
-def hand_made_rig(bridge, core, obj, vertices):
-    lo, hi = vertices.min(0), vertices.max(0)
-    c, e = (lo + hi) / 2, hi - lo
-    P = lambda x, z: c + e * np.array([x, 0.0, z])  # noqa: E731
-    joints = [P(0, -0.05), P(0, 0.1), P(0.1, 0.3), P(0.25, 0.3), P(-0.1, 0.3), P(0, 0.35)]
-    tails = [P(0, 0.1), P(0, 0.3), P(0.25, 0.3), P(0.45, 0.3), P(-0.3, 0.3), P(0, 0.45)]
-    skeleton = core.Skeleton(np.array(joints), [-1, 0, 1, 2, 1, 1], np.array(tails),
-                             ["hips", "spine", "upper_arm.L", "forearm.L", "upper_arm.R", "ik_head"],
-                             np.tile([0.0, -1.0, 0.0], (6, 1)))
-    armature = bridge.armature.build_rig(skeleton, [obj])
-    armature.data.bones["ik_head"].use_deform = False  # a helper bone: must not be exported
+def hand_made_rig(bridge, hand_skeleton, obj, vertices):
+    armature = bridge.armature.build_rig(hand_skeleton(vertices), [obj])
+    armature.data.bones["head"].use_deform = False  # a helper bone: must not be exported
     return armature
 
 
@@ -28,12 +20,12 @@ def rig_summary(armature):
 
 
 @pytest.mark.parametrize("source", ["hand_made", "auto_skeleton"])
-def test_fbx_round_trip(bridge, core, make_mesh, humanoid, scene, tmp_path, source):
+def test_fbx_round_trip(bridge, hand_skeleton, make_mesh, humanoid, scene, tmp_path, source):
     import bpy
     vertices, faces = humanoid
     obj = make_mesh("body", vertices, faces, **TRANSFORM)
     if source == "hand_made":
-        armature = hand_made_rig(bridge, core, obj, bridge.mesh.object_arrays(obj)[0])
+        armature = hand_made_rig(bridge, hand_skeleton, obj, bridge.mesh.object_arrays(obj)[0])
     else:
         assert bpy.ops.bonesmith.auto_skeleton() == {'FINISHED'}
         armature = obj.parent
@@ -83,12 +75,12 @@ def test_export_fbx_needs_an_armature(make_mesh, humanoid, tmp_path, scene_state
     assert not (tmp_path / "x.fbx").exists()
 
 
-def test_export_keeps_selection(bridge, core, make_mesh, humanoid, tmp_path):
+def test_export_keeps_selection(bridge, hand_skeleton, make_mesh, humanoid, tmp_path):
     import bpy
     vertices, faces = humanoid
     obj = make_mesh("body", vertices, faces)
     other = make_mesh("other", vertices[:3], [[0, 1, 2]], select=False)
-    armature = hand_made_rig(bridge, core, obj, vertices)
+    armature = hand_made_rig(bridge, hand_skeleton, obj, vertices)
     other.select_set(True)
     selected = sorted(o.name for o in bpy.context.selected_objects)
     bridge.fbx.export_fbx(tmp_path / "x.fbx", armature)
