@@ -18,6 +18,7 @@ from .errors import InvalidMeshError
 
 WELD_TOLERANCE = 1e-6      # relative to the bounding-box diagonal
 MIN_AREA_RATIO = 1e-12     # total area / diagonal^2 below this is "flat"
+MIN_FACES = 4              # a tetrahedron is the smallest closed surface
 
 
 @dataclass
@@ -101,6 +102,10 @@ def clean_mesh(vertices, faces) -> CleanMesh:
     # Drop repeated triangles (same three vertices), keeping the first.
     _, first_face = np.unique(np.sort(Fw, axis=1), axis=0, return_index=True)
     Fw = Fw[np.sort(first_face)]
+    if len(Fw) < MIN_FACES:
+        raise InvalidMeshError(
+            f"The mesh has only {len(Fw)} usable triangle(s); Auto Skeleton needs a body "
+            "surface (a closed or nearly closed mesh), not a single polygon.")
     area = triangle_areas(Vw, Fw)
     if area.sum() <= MIN_AREA_RATIO * (diag / extent) ** 2:
         raise InvalidMeshError("The mesh has zero area (all faces are flat lines or points); there is nothing to rig.")
