@@ -87,11 +87,15 @@ def collapse_to_graph(P, F, *, shape_weight: float = 1.0, sampling_weight: float
             heap.append((r[0], i, r[1], 0))
     heapq.heapify(heap)
 
+    dirty = np.zeros(n, bool)
     while heap:
         cost, i, j, ver = heapq.heappop(heap)
-        if not alive[i] or ver != version[i] or not alive[j]:
+        if not alive[i] or ver != version[i]:
             continue
-        if not (vfaces[i] & vfaces[j]):   # stale: the edge left every triangle
+        if dirty[i] or not alive[j] or not (vfaces[i] & vfaces[j]):
+            # Costs are re-evaluated lazily, when a vertex whose neighbourhood changed
+            # reaches the top of the heap: far fewer evaluations than eager updates.
+            dirty[i] = False
             version[i] += 1
             r = best(i)
             if r is not None:
@@ -118,11 +122,9 @@ def collapse_to_graph(P, F, *, shape_weight: float = 1.0, sampling_weight: float
         members[j].extend(members[i])
         members[i] = []
         alive[i] = False
-        for k in list(nbrs[j]) + [j]:
-            version[k] += 1
-            r = best(k)
-            if r is not None:
-                heapq.heappush(heap, (r[0], k, r[1], version[k]))
+        for k in nbrs[j]:
+            dirty[k] = True
+        dirty[j] = True
 
     nodes = np.flatnonzero(alive)
     index = np.full(n, -1, np.int64)
