@@ -150,7 +150,7 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     has_child = np.zeros(len(pos), bool)
     has_child[par[par >= 0]] = True
     pos, _ = rig.push_inside(pos, has_child, np.vstack([Vc, X]),
-                             lambda P: inside_mesh(P, mesh.vertices, mesh.faces))
+                             lambda P: inside_mesh(P, V, F))   # the proxy: cheap on huge meshes
     return pos, par
 
 
