@@ -235,15 +235,26 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
     chains = _chains(adj, parent, order)
     pos, par, rad = [X[root]], [-1], [radius[root]]
     new_id = {root: 0}
+    branching = {v for v in adj if len(adj[v]) >= 3} | {root}
     for chain in chains:
-        P = X[chain]
-        length = np.linalg.norm(np.diff(P, axis=0), axis=1).sum()
+        P, R = X[chain], radius[chain]
         start = new_id[chain[0]]
+        if chain[0] in branching:
+            socket = _socket(P, radius[chain[0]], merge_length)
+            if socket is not None:
+                h, e = socket        # joint h, then the limb continues from node e
+                pos.append(h)
+                par.append(start)
+                rad.append(radius[chain[0]])
+                start = len(pos) - 1
+                P, R = np.vstack([h, P[e:]]), np.concatenate([[radius[chain[0]]], R[e:]])
+                chain = [chain[0]] + list(chain[e:])
+        length = np.linalg.norm(np.diff(P, axis=0), axis=1).sum()
         n_seg = max(1, int(round(length / bone_length)))
-        for p in _split_points(P, radius[chain], n_seg):
+        for p in _split_points(P, R, n_seg):
             pos.append(p)
             par.append(start)
-            rad.append(radius[chain[np.linalg.norm(P - p, axis=1).argmin()]])
+            rad.append(R[np.linalg.norm(P - p, axis=1).argmin()])
             start = len(pos) - 1
         pos.append(P[-1])
         par.append(start)
@@ -251,6 +262,35 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
         new_id[chain[-1]] = len(pos) - 1
     pos, par, rad = np.array(pos), np.array(par), np.array(rad)
     return _merge_short_internal(pos, par, rad, merge_length)
+
+
+def _socket(P, r_junction, merge_length):
+    """Where a limb meets the body (hip, shoulder): the junction projected onto the limb's line.
+
+    The collapse graph joins a limb to the body's junction node by a diagonal that
+    cuts through the crotch or armpit. Artists put a joint on the limb's own axis
+    instead (the hip socket), with a short bone from the body to it. P: chain
+    polyline starting at the junction. Returns (socket point, index of the first
+    limb node kept after it) or None when the limb already points at the junction.
+    """
+    d = np.linalg.norm(P - P[0], axis=1)
+    out = np.flatnonzero(d > r_junction)
+    if len(out) == 0 or out[0] >= len(P) - 1:
+        return None
+    e = int(out[0])
+    s = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(P, axis=0), axis=1))])
+    far = np.flatnonzero(s >= s[e] + max(r_junction, 0.25 * (s[-1] - s[e])))
+    if len(far) == 0:
+        return None
+    u = P[e] - P[far[0]]
+    u /= max(np.linalg.norm(u), 1e-12)
+    back = float((P[0] - P[e]) @ u)
+    if back <= 0:
+        return None
+    h = P[e] + back * u
+    if np.linalg.norm(h - P[0]) < merge_length or np.linalg.norm(h - P[e]) < merge_length:
+        return None
+    return h, e
 
 
 def _merge_short_internal(pos, par, rad, merge_length):
