@@ -16,6 +16,7 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+from scipy.spatial import cKDTree
 
 
 # ---------------------------------------------------------------- refinement (A3)
@@ -56,11 +57,12 @@ def _components(n, edges):
 
 # ---------------------------------------------------------------- multi-part meshes
 
-def join_parts(X, edges, radius, mass, extent, *, min_part: float, min_branch: float):
+def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float):
     """Make one connected graph out of the per-part skeleton graphs.
 
     mass, extent: per node, the surface area and bounding-box size of the graph
-    component it belongs to (computed by the caller from merged vertices).
+    component it belongs to (computed by the caller from merged vertices);
+    node_points: per node, the surface points merged into it.
     Returns (kept node indices, edges among them in original numbering).
     """
     n = len(X)
@@ -74,6 +76,7 @@ def join_parts(X, edges, radius, mass, extent, *, min_part: float, min_branch: f
         if extent[idx[0]] < min_part:
             continue                       # eyes, buttons: follow the nearest bone
         K = np.array(kept)
+        body = cKDTree(np.vstack([node_points[k] for k in K]))
         d = np.linalg.norm(X[idx, None] - X[None, K], axis=2)
         near = K[d.argmin(axis=1)]
         absorbed = d.min(axis=1) < radius[near]
@@ -87,12 +90,12 @@ def join_parts(X, edges, radius, mass, extent, *, min_part: float, min_branch: f
         for lab in set(labels.tolist()):
             piece = free[labels == lab]
             piece_set = set(piece.tolist())
-            # Keep only pieces that reach well outside the body (a ponytail, a separate
-            # limb); hair caps, clothes and armour hug the body and get no bones.
-            dd = np.linalg.norm(X[piece, None] - X[None, K], axis=2)
-            reach = dd.min(axis=1) - 2.0 * radius[K[dd.argmin(axis=1)]]
+            # Keep only pieces that reach well away from the body's surface (a ponytail,
+            # a separate limb); hair caps, clothes and armour hug it and get no bones.
+            reach = body.query(X[piece])[0] - radius[piece]
             if reach.max() < min_branch:
                 continue
+            dd = np.linalg.norm(X[piece, None] - X[None, K], axis=2)
             links = [(a, target[b]) for a in piece for b in adj[a] if b in target]
             if not links:
                 p, q = np.unravel_index(dd.argmin(), dd.shape)
@@ -414,7 +417,6 @@ def push_inside(pos, movable, candidates, inside_fn, k: int = 64):
     candidates: points near the medial axis (contracted vertices, graph nodes).
     inside_fn(points) -> bool array. Joints with no inside candidate stay put.
     """
-    from scipy.spatial import cKDTree
     pos = pos.copy()
     idx = np.flatnonzero(movable)
     if len(idx) == 0:

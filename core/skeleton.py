@@ -134,7 +134,7 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     for c in range(len(comp_extent)):
         pts = V[np.concatenate([members[k] for k in np.flatnonzero(comp == c)])]
         comp_extent[c] = np.ptp(pts, axis=0).max()
-    kept, joined = rig.join_parts(X, edges, radius, comp_mass[comp], comp_extent[comp],
+    kept, joined = rig.join_parts(X, edges, radius, comp_mass[comp], comp_extent[comp], [V[m] for m in members],
                                   min_part=opt["min_part"], min_branch=opt["min_branch"])
     tree = rig.spanning_tree(X, kept, joined)
     adj = rig.adjacency(0, tree)
