@@ -18,6 +18,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 from scipy.spatial import cKDTree
 
+SPUR_RADIUS_FACTOR = 1.2   # a leaf branch shorter than this many junction radii is noise
+
 
 # ---------------------------------------------------------------- refinement (A3)
 
@@ -158,7 +160,7 @@ def prune_spurs(X, adj, radius, min_length: float):
             if len(adj[junction]) < 3:
                 continue
             length = np.linalg.norm(np.diff(X[path], axis=0), axis=1).sum()
-            if length < max(min_length, 1.2 * radius[junction]):
+            if length < max(min_length, SPUR_RADIUS_FACTOR * radius[junction]):
                 for v in path[:-1]:
                     for u in adj.pop(v):
                         if u in adj:
@@ -253,7 +255,7 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
                 P, R = np.vstack([h, P[e:]]), np.concatenate([[radius[chain[0]]], R[e:]])
                 chain = [chain[0]] + list(chain[e:])
         length = np.linalg.norm(np.diff(P, axis=0), axis=1).sum()
-        n_seg = max(1, int(round(length / bone_length)))
+        n_seg = max(1, int(np.ceil(length / bone_length - 0.25)))
         for p in _split_points(P, R, n_seg):
             pos.append(p)
             par.append(start)

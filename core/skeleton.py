@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import rig
+from . import centering, rig
 from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
 from .meshprep import clean_mesh, decimate
@@ -69,7 +69,7 @@ DEFAULTS = dict(
     min_part=0.08,         # parts smaller than this (longest side = 1) get no bones
     min_branch=0.05,       # shortest branch a separate part may add
     spur_length=0.04,      # leaf branches shorter than this are collapse noise
-    bone_length=0.12,      # target bone length at detail 1
+    bone_length=0.10,      # target bone length at detail 1
     merge_length=0.025,    # internal bones shorter than this are merged
 )
 
@@ -145,10 +145,11 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     root = rig.choose_root(X, adj, centroid)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         return _single_bone(V, vertex_area)
-    pos, par, _ = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
+    pos, par, rad = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
                                       merge_length=opt["merge_length"] / detail)
     has_child = np.zeros(len(pos), bool)
     has_child[par[par >= 0]] = True
+    pos = _center(pos, par, rad, V, F)
     pos, _ = rig.push_inside(pos, has_child, np.vstack([Vc, X]),
                              lambda P: inside_mesh(P, V, F))   # the proxy: cheap on huge meshes
     return pos, par
@@ -161,3 +162,16 @@ def _single_bone(V, vertex_area):
     axis = vt[0] if abs(vt[0][2]) < 0.5 or vt[0][2] > 0 else -vt[0]
     half = 0.35 * np.ptp((V - c) @ axis)
     return np.array([c - half * axis, c + half * axis]), np.array([-1, 0])
+
+
+def _center(pos, par, rad, V, F):
+    """Centre every joint in its cross-section, perpendicular to the bone it starts."""
+    axes = np.zeros_like(pos)
+    for v in range(1, len(pos)):          # the bone into v, then the first bone out of v
+        axes[v] = pos[v] - pos[par[v]]
+    first_child = {}
+    for v in range(len(pos) - 1, 0, -1):
+        first_child[par[v]] = v
+    for v, c in first_child.items():
+        axes[v] = pos[c] - pos[v]
+    return centering.center_joints(pos, axes, V, F, 2.5 * rad + 1e-3, iterations=2)

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Centre joints in the cross-section of the body part around them.
+
+The skeleton graph can run off-centre where contraction left a sheet instead of
+a curve (a fish's flat body, a cow's barrel). Each joint is moved, within the
+plane perpendicular to its bone, halfway between the walls hit by rays shot in
+opposite directions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+N_DIRECTIONS = 8
+
+
+def ray_hits(origin, directions, T0, E1, E2):
+    """Nearest positive hit distance along each direction (inf if none); Möller–Trumbore."""
+    p = np.cross(directions[:, None, :], E2[None])             # (D, F, 3)
+    det = np.einsum("dfi,fi->df", p, E1)
+    ok = np.abs(det) > 1e-14
+    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+    s = origin - T0                                            # (F, 3)
+    u = np.einsum("dfi,fi->df", p, s) * inv
+    q = np.cross(s, E1)                                        # (F, 3)
+    v = np.einsum("di,fi->df", directions, q) * inv
+    t = np.einsum("fi,fi->f", q, E2)[None] * inv
+    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 1e-9)
+    return np.where(hit, t, np.inf).min(axis=1)
+
+
+def _plane_directions(axis):
+    a = axis / max(np.linalg.norm(axis), 1e-12)
+    ref = np.array([1.0, 0, 0]) if abs(a[0]) < 0.9 else np.array([0, 1.0, 0])
+    e1 = np.cross(a, ref)
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(a, e1)
+    ang = np.pi * np.arange(N_DIRECTIONS // 2) / (N_DIRECTIONS // 2)
+    half = np.cos(ang)[:, None] * e1 + np.sin(ang)[:, None] * e2
+    return np.vstack([half, -half])
+
+
+def center_joints(pos, axes, V, F, reach, *, iterations: int = 2):
+    """Move each point pos[i] toward the centre of its cross-section perpendicular to axes[i].
+
+    reach[i]: how far walls may be (about 3 body radii); farther hits are ignored
+    and so are points with no pair of opposite walls.
+    """
+    pos = np.array(pos, dtype=np.float64)
+    T0 = V[F[:, 0]]
+    E1, E2 = V[F[:, 1]] - T0, V[F[:, 2]] - T0
+    centres = (T0 + V[F[:, 1]] + V[F[:, 2]]) / 3
+    edge = np.sqrt(np.maximum((E1 * E1).sum(1), (E2 * E2).sum(1)))
+    for _ in range(iterations):
+        for i, (p, axis) in enumerate(zip(pos, axes)):
+            if not np.linalg.norm(axis) > 0:
+                continue
+            near = np.linalg.norm(centres - p, axis=1) < reach[i] + edge
+            if not near.any():
+                continue
+            dirs = _plane_directions(axis)
+            t = ray_hits(p, dirs, T0[near], E1[near], E2[near])
+            t = np.where(t < reach[i], t, np.inf)
+            k = N_DIRECTIONS // 2
+            pair = np.isfinite(t[:k]) & np.isfinite(t[k:])
+            if pair.any():
+                shift = ((t[:k] - t[k:])[pair, None] / 2 * dirs[:k][pair]).mean(axis=0)
+                pos[i] = p + shift
+    return pos
