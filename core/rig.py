@@ -233,12 +233,13 @@ def _split_points(P, radius, n_segments):
 def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: float):
     """Rebuild the tree with chains resampled to about one joint per bone_length.
 
-    Returns (positions (k,3), parent (k,), radius (k,)) of the simplified tree,
-    node 0 = root.
+    Returns (positions (k,3), parent (k,), radius (k,), is_socket (k,)) of the
+    simplified tree, node 0 = root.
     """
     parent, order = orient(adj, root)
     chains = _chains(adj, parent, order)
     pos, par, rad = [X[root]], [-1], [radius[root]]
+    sockets = set()
     new_id = {root: 0}
     branching = {v for v in adj if len(adj[v]) >= 3} | {root}
     for chain in chains:
@@ -252,6 +253,7 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
                 par.append(start)
                 rad.append(radius[chain[0]])
                 start = len(pos) - 1
+                sockets.add(start)
                 P, R = np.vstack([h, P[e:]]), np.concatenate([[radius[chain[0]]], R[e:]])
                 chain = [chain[0]] + list(chain[e:])
         length = np.linalg.norm(np.diff(P, axis=0), axis=1).sum()
@@ -266,7 +268,8 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
         rad.append(radius[chain[-1]])
         new_id[chain[-1]] = len(pos) - 1
     pos, par, rad = np.array(pos), np.array(par), np.array(rad)
-    return _merge_short_internal(pos, par, rad, merge_length)
+    keep, par = _merge_short_internal(pos, par, merge_length)
+    return pos[keep], par, rad[keep], np.isin(keep, list(sockets))
 
 
 def _socket(P, r_junction, merge_length):
@@ -298,8 +301,10 @@ def _socket(P, r_junction, merge_length):
     return h, e
 
 
-def _merge_short_internal(pos, par, rad, merge_length):
-    """Merge a node into its parent when the bone between them is tiny and not a leaf."""
+def _merge_short_internal(pos, par, merge_length):
+    """Merge a node into its parent when the bone between them is tiny and not a leaf.
+
+    Returns (indices of the nodes kept, their parents in the new numbering)."""
     n = len(pos)
     children = defaultdict(list)
     for v in range(1, n):
@@ -313,7 +318,7 @@ def _merge_short_internal(pos, par, rad, merge_length):
     index = np.full(n, -1)
     index[keep] = np.arange(len(keep))
     new_par = np.array([-1 if v == 0 else index[target[par[v]]] for v in keep])
-    return pos[keep], new_par, rad[keep]
+    return keep, new_par
 
 
 # ---------------------------------------------------------------- bones

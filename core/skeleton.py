@@ -145,11 +145,11 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     root = rig.choose_root(X, adj, centroid)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         return _single_bone(V, vertex_area)
-    pos, par, rad = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
+    pos, par, rad, socket = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
                                       merge_length=opt["merge_length"] / detail)
     has_child = np.zeros(len(pos), bool)
     has_child[par[par >= 0]] = True
-    pos = _center(pos, par, rad, V, F)
+    pos = _center(pos, par, rad, socket, V, F)
     pos, _ = rig.push_inside(pos, has_child, np.vstack([Vc, X]),
                              lambda P: inside_mesh(P, V, F))   # the proxy: cheap on huge meshes
     return pos, par
@@ -164,8 +164,11 @@ def _single_bone(V, vertex_area):
     return np.array([c - half * axis, c + half * axis]), np.array([-1, 0])
 
 
-def _center(pos, par, rad, V, F):
-    """Centre every joint in its cross-section, perpendicular to the bone it starts."""
+def _center(pos, par, rad, socket, V, F):
+    """Centre joints in their cross-section, perpendicular to the bone they start.
+
+    Sockets (hips, shoulders) stay put: their cross-section is the whole pelvis.
+    """
     axes = np.zeros_like(pos)
     for v in range(1, len(pos)):          # the bone into v, then the first bone out of v
         axes[v] = pos[v] - pos[par[v]]
@@ -174,4 +177,5 @@ def _center(pos, par, rad, V, F):
         first_child[par[v]] = v
     for v, c in first_child.items():
         axes[v] = pos[c] - pos[v]
+    axes[socket] = 0.0
     return centering.center_joints(pos, axes, V, F, 2.5 * rad + 1e-3, iterations=2)
