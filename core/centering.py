@@ -63,6 +63,7 @@ def center_joints(pos, axes, V, F, reach, *, iterations: int = 2):
             k = N_DIRECTIONS // 2
             pair = np.isfinite(t[:k]) & np.isfinite(t[k:])
             if pair.any():
-                shift = ((t[:k] - t[k:])[pair, None] / 2 * dirs[:k][pair]).mean(axis=0)
+                half = (t[:k][pair] - t[k:][pair]) / 2
+                shift = (half[:, None] * dirs[:k][pair]).mean(axis=0)
                 pos[i] = p + shift
     return pos
