@@ -257,7 +257,9 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
                 P, R = np.vstack([h, P[e:]]), np.concatenate([[radius[chain[0]]], R[e:]])
                 chain = [chain[0]] + list(chain[e:])
         length = np.linalg.norm(np.diff(P, axis=0), axis=1).sum()
-        n_seg = max(1, int(np.ceil(length / bone_length - 0.25)))
+        # Slender chains (fingers, toes) get up to 3 bones even when short.
+        slender = min(3, int(round(length / (2.0 * max(R.mean(), 1e-9)))))
+        n_seg = max(1, int(np.ceil(length / bone_length - 0.25)), slender)
         for p in _split_points(P, R, n_seg):
             pos.append(p)
             par.append(start)
