@@ -128,6 +128,18 @@ def _current_rss_mb() -> float:
         return float("nan")
 
 
+def _proc_peak_rss_mb(pid: int) -> float:
+    """RSS high-water mark (VmHWM) of a running process, from /proc; nan if unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return float("nan")
+
+
 def _worker_main(conn, quiet: bool):
     if quiet:
         # Competitors print from C code; keep the benchmark's own output readable.
@@ -207,9 +219,10 @@ class Worker:
             self.kill()
             return {"status": "crash", "error": f"worker died: {exc}", "wall": time.perf_counter() - t0}
         if not ready:
+            peak = _proc_peak_rss_mb(self._proc.pid)   # read before the process goes
             self.kill()
             return {"status": "timeout", "error": f"no answer within {timeout:g} s",
-                    "wall": time.perf_counter() - t0}
+                    "wall": time.perf_counter() - t0, "peak_rss_mb": peak}
         try:
             reply = self._conn.recv()
         except (EOFError, OSError) as exc:
