@@ -420,7 +420,7 @@ def bone_names(heads, tails, parents, side_tolerance: float):
     return names
 
 
-def push_inside(pos, movable, candidates, inside_fn, k: int = 64):
+def push_inside(pos, movable, candidates, inside_fn, k: int = 256):
     """Move joints that lie outside the surface to the nearest candidate point inside.
 
     candidates: points near the medial axis (contracted vertices, graph nodes).

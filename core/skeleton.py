@@ -143,6 +143,7 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     centroid = (vertex_area[:, None] * V).sum(axis=0) / vertex_area.sum()
     adj = rig.prune_spurs(X, adj, radius, opt["spur_length"] / detail)
     root = rig.choose_root(X, adj, centroid)
+    X = _extend_leaves(X, adj, V, F)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         return _single_bone(V, vertex_area)
     pos, par, rad, socket = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
@@ -179,3 +180,24 @@ def _center(pos, par, rad, socket, V, F):
         axes[v] = pos[c] - pos[v]
     axes[socket] = 0.0
     return centering.center_joints(pos, axes, V, F, 2.5 * rad + 1e-3, iterations=2)
+
+
+def _extend_leaves(X, adj, V, F, reach: float = 0.85):
+    """Contraction pulls limb ends back from the tips: push each leaf node out along
+    its chain's direction, most of the way to the surface (fingertips, snouts, tails)."""
+    X = X.copy()
+    T0 = V[F[:, 0]]
+    E1, E2 = V[F[:, 1]] - T0, V[F[:, 2]] - T0
+    for leaf in [v for v in adj if len(adj[v]) == 1]:
+        path = rig._walk_to_junction(adj, leaf)[:4]
+        if len(path) < 2:
+            continue
+        u = X[path[0]] - X[path[-1]]
+        n = np.linalg.norm(u)
+        if n < 1e-9:
+            continue
+        u /= n
+        t = centering.ray_hits(X[leaf], u[None], T0, E1, E2)[0]
+        if np.isfinite(t) and t < 0.5:
+            X[leaf] = X[leaf] + reach * t * u
+    return X
