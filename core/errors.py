@@ -10,5 +10,9 @@ class InvalidMeshError(BonesmithError):
     """The input mesh cannot be rigged as it is (empty, no faces, NaN, zero area...)."""
 
 
+class InvalidArmatureError(BonesmithError):
+    """The armature cannot drive skin weights (no deforming bones, NaN positions, bad parents...)."""
+
+
 class Cancelled(BonesmithError):
     """The user cancelled a long-running job."""

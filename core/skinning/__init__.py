@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Auto Skin: skin weights for any mesh + armature (SPEC B). numpy/scipy only; never
+imports bpy or torch.
+
+    W = predict_weights(vertices, faces, joints, parents, tails=None, model=None,
+                        max_influences=4)          # (V, J), rows sum to 1
+
+- heat.py      robust bone heat, the smooth global prior
+- geodesic.py  vertex-to-bone distances robust on multi-part meshes
+- features.py  per-vertex network features (SPEC B1) + prior: vertex_features()
+- weights.py   scatter / prune / normalise
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidArmatureError, InvalidMeshError
+from .features import FeatureSet, compute_features, vertex_features
+from .heat import HeatOptions, bone_heat
+from .prep import prepare_bones, prepare_mesh
+from .weights import prune, scatter
+
+__all__ = ["predict_weights", "vertex_features", "FeatureSet", "HeatOptions",
+           "InvalidMeshError", "InvalidArmatureError", "PRIOR"]
+
+PRIOR = "prior"           # model="prior": the heat prior alone, even when a model is shipped
+MIN_WEIGHT = 0.01         # influences below this share of a vertex's total are dropped
+
+
+def _default_model():
+    """The shipped default model, or None when there is none (then the heat prior)."""
+    try:
+        from . import network
+    except ImportError:
+        return None
+    fn = getattr(network, "default_model", None)
+    return fn() if fn is not None else None
+
+
+def _resolve_model(model):
+    if model is None:
+        return _default_model()
+    if isinstance(model, str) and model == PRIOR:
+        return None
+    if isinstance(model, (str, Path)):
+        from . import network
+        return network.load_model(model)
+    if not hasattr(model, "predict"):
+        raise TypeError("model must be None, 'prior', a path to a model file, or an object "
+                        "with .predict(FeatureSet) -> (n, 5) probabilities")
+    return model
+
+
+def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
+                    max_influences: int = 4, *, heat_options: HeatOptions | None = None,
+                    return_info: bool = False):
+    """Skin weights of a mesh for an armature.
+
+    vertices (V,3) float, faces (F,3) int triangles, joints (J,3) bone heads, parents
+    (J,) int (-1 = root), tails (J,3) bone tails (None: derived from the children;
+    zero-length bones are fine). Any units; mesh and bones in the same frame.
+    model: None = the shipped default model if there is one, else the heat prior;
+    "prior" = the heat prior alone; a path = a model file (network.load_model);
+    or an object with `.predict(FeatureSet) -> (n, 5)` candidate probabilities.
+
+    Returns (V, J) float64: every row sums to 1 with at most `max_influences` non-zero
+    entries; every vertex is weighted (loose vertices take their nearest surface
+    vertex's weights). Raises InvalidMeshError / InvalidArmatureError with a message
+    for the user.
+    """
+    if int(max_influences) < 1:
+        raise ValueError("max_influences must be at least 1")
+    mesh = prepare_mesh(vertices, faces)
+    bones = prepare_bones(mesh, joints, parents, tails)
+    net = _resolve_model(model)
+    info = {}
+    if net is None:
+        res = bone_heat(mesh, bones, heat_options)
+        Wn = res.W
+        fallback = res.dist.argmin(axis=1)
+        info.update(res.info, method="prior")
+    else:
+        fs = compute_features(mesh, bones, heat_options)
+        probs = np.asarray(net.predict(fs), dtype=np.float64)
+        if probs.shape != fs.candidates.shape:
+            raise ValueError(f"model.predict returned shape {probs.shape}, expected {fs.candidates.shape}")
+        Wn = scatter(fs.candidates, probs * fs.mask, bones.J)
+        fallback = fs.candidates[:, 0]
+        info.update(fs.info, method="model")
+    Wn = prune(Wn, int(max_influences), MIN_WEIGHT, fallback=fallback)
+    W = Wn[mesh.vmap]
+    return (W, info) if return_info else W

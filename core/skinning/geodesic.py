@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Vertex-to-bone "geodesic" distances that stay meaningful on multi-part meshes.
+
+Chosen method: shortest paths in a graph (Dijkstra, scipy.sparse.csgraph) made of the
+welded mesh's edges plus one source node per bone:
+
+- bone b -> vertex i with the straight distance |v_i - bone b| when b is the nearest
+  visible bone of i (the same "seed" vertices bone heat heats, heat.visible_nearest):
+  the bone is reached through the inside of the body only where nothing is in between;
+- for a connected part that has no seed of bone b (eyes, hair, armour, a part the
+  bone cannot see): bone b -> every vertex of that part with `jump` x the straight
+  distance, so floating parts are connected to the bones through the air, at a cost.
+
+So l_ib = min over seeds k (|v_k - b| + surface path k -> i), or the penalised jump.
+Unlike potpourri3d's heat-method distance (constant on parts without a source, see
+issue 3) every vertex gets a finite, ordered distance to every bone. Cost: one
+Dijkstra per bone on the mesh graph (about 25 ms per bone at 13k vertices).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import dijkstra
+
+from .prep import SkinMesh
+
+JUMP = 3.0
+
+
+def mesh_edges(F):
+    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    e.sort(axis=1)
+    return np.unique(e, axis=0)
+
+
+def bone_geodesics(mesh: SkinMesh, dist, seeds, *, jump: float = JUMP) -> np.ndarray:
+    """(n, J) distances. dist: (n, J) straight vertex-bone distances; seeds: (n, J)
+    bool, True where bone j is a nearest visible bone of vertex i."""
+    n, J = dist.shape
+    V = mesh.V
+    E = mesh_edges(mesh.F)
+    el = np.linalg.norm(V[E[:, 0]] - V[E[:, 1]], axis=1) + 1e-12
+    rows = [E[:, 0], E[:, 1]]
+    cols = [E[:, 1], E[:, 0]]
+    vals = [el, el]
+    si, sb = np.nonzero(seeds)
+    rows.append(n + sb)
+    cols.append(si)
+    vals.append(dist[si, sb] + 1e-12)
+    # parts lacking seeds of a bone: jump edges
+    C = mesh.n_comp
+    has = np.zeros((C, J), bool)
+    has[mesh.comp[si], sb] = True
+    miss_c, miss_b = np.nonzero(~has)
+    if len(miss_c):
+        order = np.argsort(mesh.comp, kind="stable")
+        starts = np.searchsorted(mesh.comp[order], np.arange(C + 1))
+        for c in np.unique(miss_c):
+            verts = order[starts[c]:starts[c + 1]]
+            bs = miss_b[miss_c == c]
+            vv = np.repeat(verts, len(bs))
+            bb = np.tile(bs, len(verts))
+            rows.append(n + bb)
+            cols.append(vv)
+            vals.append(jump * dist[vv, bb] + 1e-12)
+    G = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(n + J, n + J)).tocsr()
+    D = dijkstra(G, directed=True, indices=np.arange(n, n + J))
+    return np.ascontiguousarray(D[:, :n].T)

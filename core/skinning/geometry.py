@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Geometry kernels for skinning: bone distances, cotangent Laplacian with mixed Voronoi
+areas, consistent face orientation, vertex normals and segment visibility tests.
+All on numpy/scipy; inputs are in the normalised frame of prep.SkinMesh."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order
+from scipy.spatial import cKDTree
+
+_CHUNK = 2_000_000   # entries of an (points x bones) work array
+
+
+def bone_distances(P, heads, tails):
+    """Distance (N, J) from every point to every bone segment, and the parameter t (N, J)
+    of the closest point head + t (tail - head). Zero-length bones are points."""
+    D = tails - heads
+    dd = np.einsum("ij,ij->i", D, D)
+    inv = np.divide(1.0, dd, out=np.zeros_like(dd), where=dd > 1e-30)
+    N, J = len(P), len(heads)
+    dist = np.empty((N, J))
+    tpar = np.empty((N, J))
+    step = max(1, _CHUNK // max(1, J))
+    for s in range(0, N, step):
+        ap = P[s:s + step, None, :] - heads[None]
+        t = np.clip(np.einsum("nkj,kj->nk", ap, D) * inv, 0.0, 1.0)
+        r = ap - t[..., None] * D[None]
+        dist[s:s + step] = np.sqrt(np.einsum("nkj,nkj->nk", r, r))
+        tpar[s:s + step] = t
+    return dist, tpar
+
+
+def cotangent_laplacian(V, F, max_cot: float = 1e3):
+    """Cotangent stiffness C (n x n, symmetric PSD, C = -L: positive diagonal) and mixed
+    Voronoi vertex areas M (n,) (Meyer et al. 2003).
+
+    A degenerate (needle or cap) triangle has huge cotangents; its three cotangents are
+    scaled down together so that the largest is `max_cot`, which keeps that triangle's
+    stiffness positive semi-definite (clipping one alone would not)."""
+    n = len(V)
+    i0, i1, i2 = F[:, 0], F[:, 1], F[:, 2]
+    e0 = V[i2] - V[i1]      # opposite vertex 0
+    e1 = V[i0] - V[i2]      # opposite vertex 1
+    e2 = V[i1] - V[i0]      # opposite vertex 2
+    cr = np.cross(e2, -e1)
+    dbl = np.linalg.norm(cr, axis=1)                 # 2 * area
+    area = 0.5 * dbl
+    den = np.maximum(dbl, 1e-300)
+    cot0 = np.einsum("ij,ij->i", -e2, e1) / den      # angle at vertex 0: between e2 and -e1
+    cot1 = np.einsum("ij,ij->i", -e0, e2) / den
+    cot2 = np.einsum("ij,ij->i", -e1, e0) / den
+    cots = np.stack([cot0, cot1, cot2], axis=1)
+    big = np.abs(cots).max(axis=1)
+    s = np.where(big > max_cot, max_cot / np.maximum(big, 1e-300), 1.0)
+    cots *= s[:, None]
+    # edge opposite vertex k joins the other two
+    rows = np.concatenate([i1, i2, i0])
+    cols = np.concatenate([i2, i0, i1])
+    w = 0.5 * np.concatenate([cots[:, 0], cots[:, 1], cots[:, 2]])
+    Wm = sp.coo_matrix((np.concatenate([w, w]), (np.concatenate([rows, cols]), np.concatenate([cols, rows]))),
+                       shape=(n, n)).tocsr()
+    C = sp.diags(np.asarray(Wm.sum(axis=1)).ravel()) - Wm
+
+    # mixed Voronoi areas
+    l2 = np.stack([np.einsum("ij,ij->i", e, e) for e in (e0, e1, e2)], axis=1)  # squared length opposite k
+    obtuse = cots < 0                               # angle at vertex k > 90 degrees (scaled cots keep sign)
+    any_obt = obtuse.any(axis=1)
+    # Voronoi part at vertex k: (|e_{k+1}|^2 cot_{k+1} + |e_{k+2}|^2 cot_{k+2}) / 8 on the edges at k
+    vor = np.empty_like(l2)
+    for k in range(3):
+        a, b = (k + 1) % 3, (k + 2) % 3
+        vor[:, k] = (l2[:, a] * cots[:, a] + l2[:, b] * cots[:, b]) / 8.0
+    mixed = np.where(any_obt[:, None], np.where(obtuse, area[:, None] / 2, area[:, None] / 4), vor)
+    mixed = np.where(s[:, None] < 1.0, area[:, None] / 3.0, mixed)   # degenerate: barycentric
+    mixed = np.maximum(mixed, 0.0)
+    M = np.bincount(F.ravel(), weights=mixed.ravel(), minlength=n)
+    floor = 1e-3 * max(float(area.sum()) / max(n, 1), 1e-300)
+    return C.tocsc(), np.maximum(M, floor)
+
+
+def face_adjacency(F):
+    """Pairs of faces (a, b) sharing an edge used by exactly two faces, and whether the
+    two traverse that edge in the same direction (inconsistent winding)."""
+    m = len(F)
+    he = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    fid = np.tile(np.arange(m), 3)
+    key = np.sort(he, axis=1)
+    _, inv, cnt = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    order = np.argsort(inv, kind="stable")
+    inv_s = inv[order]
+    two = cnt[inv_s] == 2
+    o = order[two]
+    o = o.reshape(-1, 2)          # consecutive pairs share an edge
+    a, b = fid[o[:, 0]], fid[o[:, 1]]
+    same_dir = (he[o[:, 0], 0] == he[o[:, 1], 0])
+    return a, b, same_dir
+
+
+def orient_faces(F):
+    """Flip faces so that neighbours across manifold edges agree (per connected patch).
+    Returns (F', flipped mask). Non-orientable conflicts are left as found."""
+    m = len(F)
+    a, b, same = face_adjacency(F)
+    if len(a) == 0:
+        return F.copy(), np.zeros(m, bool)
+    G = sp.coo_matrix((np.ones(2 * len(a)), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(m, m)).tocsr()
+    S = sp.coo_matrix((np.concatenate([same, same]).astype(np.int8) + 1,
+                       (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(m, m)).tocsr()
+    flip = np.zeros(m, bool)
+    seen = np.zeros(m, bool)
+    for root in range(m):
+        if seen[root]:
+            continue
+        order, pred = breadth_first_order(G, root, directed=False, return_predecessors=True)
+        seen[order] = True
+        if len(order) == 1:
+            continue
+        ch = order[1:]
+        pa = pred[ch]
+        inconsistent = np.asarray(S[pa, ch]).ravel() == 2
+        # parity of flips along the BFS tree, parents before children
+        pos = np.empty(m, np.int64)
+        pos[order] = np.arange(len(order))
+        f = np.zeros(len(order), bool)
+        pp = pos[pa]
+        for k in range(len(ch)):
+            f[k + 1] = f[pp[k]] ^ inconsistent[k]
+        flip[order] = f
+    Fo = F.copy()
+    Fo[flip] = Fo[flip][:, ::-1]
+    return Fo, flip
+
+
+def vertex_normals(V, F):
+    """Area-weighted vertex normals (unit; zero where undefined)."""
+    fn = np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]])
+    N = np.zeros_like(V)
+    for k in range(3):
+        np.add.at(N, F[:, k], fn)
+    ln = np.linalg.norm(N, axis=1, keepdims=True)
+    return np.divide(N, ln, out=np.zeros_like(N), where=ln > 0)
+
+
+def segments_blocked(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6):
+    """For each segment P0[i] -> P1[i]: does it cross a triangle of (V, F)?
+
+    Triangles that contain skip_vertex[i] (the segment's own start vertex) are ignored,
+    and hits within `tol` (relative) of either end do not count. Candidate (segment,
+    triangle) pairs come from points sampled along the segments and a k-d tree over
+    triangle centres, by bins of triangle size, then an exact Moller-Trumbore test."""
+    P0 = np.asarray(P0, float)
+    P1 = np.asarray(P1, float)
+    S = len(P0)
+    blocked = np.zeros(S, bool)
+    if S == 0 or len(F) == 0:
+        return blocked
+    T0, T1, T2 = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
+    cen = (T0 + T1 + T2) / 3.0
+    R = np.sqrt(np.max(np.stack([((T - cen) ** 2).sum(1) for T in (T0, T1, T2)], 1), axis=1))
+    L = np.linalg.norm(P1 - P0, axis=1)
+    edge = float(np.median(np.linalg.norm(T1 - T0, axis=1)))
+    spacing = max(edge, 1e-9)
+    # cap the number of samples
+    total = float(L.sum())
+    if total / spacing > 4e6:
+        spacing = total / 4e6
+    ns = np.ceil(L / spacing).astype(np.int64) + 1
+    seg = np.repeat(np.arange(S), ns)
+    first = np.cumsum(ns) - ns
+    k = np.arange(len(seg)) - first[seg]
+    t = (k / np.maximum(ns[seg] - 1, 1))[:, None]
+    samples = P0[seg] * (1 - t) + P1[seg] * t
+    step_half = 0.5 * (L[seg] / np.maximum(ns[seg] - 1, 1))
+    stree = cKDTree(samples)
+    # bins of triangle radius (powers of two)
+    rb = np.floor(np.log2(np.maximum(R, 1e-12))).astype(np.int64)
+    pairs = []
+    for b in np.unique(rb):
+        tri = np.flatnonzero(rb == b)
+        rmax = float(R[tri].max()) + float(step_half.max() if len(step_half) else 0.0)
+        ttree = cKDTree(cen[tri])
+        res = ttree.sparse_distance_matrix(stree, rmax, output_type="coo_matrix")
+        if res.nnz == 0:
+            continue
+        ti, si = tri[res.row], res.col
+        ok = res.data <= R[ti] + step_half[si] + 1e-12
+        pairs.append(np.stack([seg[si[ok]], ti[ok]], 1))
+    if not pairs:
+        return blocked
+    pr = np.unique(np.concatenate(pairs), axis=0)
+    si, ti = pr[:, 0], pr[:, 1]
+    if skip_vertex is not None:
+        sv = np.asarray(skip_vertex)[si]
+        keep = (F[ti, 0] != sv) & (F[ti, 1] != sv) & (F[ti, 2] != sv)
+        si, ti = si[keep], ti[keep]
+    # Moller-Trumbore on the segment parameter range (tol, 1 - tol)
+    step = 4_000_000
+    for s in range(0, len(si), step):
+        a, b = si[s:s + step], ti[s:s + step]
+        o = P0[a]
+        d = P1[a] - o
+        e1 = T1[b] - T0[b]
+        e2 = T2[b] - T0[b]
+        p = np.cross(d, e2)
+        det = np.einsum("ij,ij->i", e1, p)
+        ok = np.abs(det) > 1e-18
+        inv = np.divide(1.0, det, out=np.zeros_like(det), where=ok)
+        tv = o - T0[b]
+        u = np.einsum("ij,ij->i", tv, p) * inv
+        q = np.cross(tv, e1)
+        v = np.einsum("ij,ij->i", d, q) * inv
+        tt = np.einsum("ij,ij->i", e2, q) * inv
+        hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (tt > tol) & (tt < 1 - tol)
+        if hit.any():
+            blocked[a[hit]] = True
+    return blocked

@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Input checks and the welded, normalised mesh + bones every skinning step works on.
+
+Skin weights are computed on a *welded* copy of the mesh (duplicate positions from UV or
+normal seams merged, so seams do not cut the surface into parts that receive no heat),
+in a normalised frame (bounding box centred, longest side 1) so that every tolerance is
+independent of the asset's units. `SkinMesh.vmap` maps each input vertex to its welded
+vertex; vertices that belong to no usable face map to their nearest welded vertex.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
+
+from ..errors import InvalidArmatureError, InvalidMeshError
+from ..meshprep import validate
+
+WELD_TOLERANCE = 1e-6        # of the bounding-box diagonal
+DEGENERATE_AREA = 1e-14      # face area / diagonal^2 below this is dropped
+
+
+@dataclass
+class SkinMesh:
+    """Welded mesh in the normalised frame (caller = V * scale + center)."""
+    V: np.ndarray            # (n, 3) welded vertices, normalised
+    F: np.ndarray            # (m, 3) int64 faces into V (no repeated index, no zero area)
+    vmap: np.ndarray         # (V_in,) welded vertex of every input vertex
+    source_index: np.ndarray  # (n,) one input vertex per welded vertex
+    comp: np.ndarray         # (n,) connected component label through faces
+    n_comp: int
+    center: np.ndarray
+    scale: float
+
+    @property
+    def n(self) -> int:
+        return len(self.V)
+
+
+@dataclass
+class Bones:
+    """Bone segments head -> tail in the normalised frame of a SkinMesh."""
+    heads: np.ndarray        # (J, 3)
+    tails: np.ndarray        # (J, 3)
+    parents: np.ndarray      # (J,)
+
+    @property
+    def J(self) -> int:
+        return len(self.heads)
+
+
+def prepare_mesh(vertices, faces) -> SkinMesh:
+    """Validate (InvalidMeshError), weld, drop degenerate faces, normalise."""
+    V, F = validate(vertices, faces)
+    finite = np.isfinite(V).all(axis=1)
+    used = np.zeros(len(V), bool)
+    used[F.ravel()] = True
+    lo, hi = V[used].min(axis=0), V[used].max(axis=0)
+    extent = float((hi - lo).max())
+    if not (extent > 0 and np.isfinite(extent)):
+        raise InvalidMeshError("All vertices of the mesh are at one point; there is nothing to skin.")
+    center = 0.5 * (lo + hi)
+    Vn = np.where(finite[:, None], (V - center) / extent, 0.0)
+    diag = float(np.linalg.norm((hi - lo) / extent))
+
+    idx = np.flatnonzero(used)
+    keys = np.round(Vn[idx] / (WELD_TOLERANCE * diag)).astype(np.int64)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    weld = np.full(len(V), -1, np.int64)
+    weld[idx] = inverse
+    Fw = weld[F]
+    Vw = Vn[idx[first]]
+    src = idx[first]
+
+    ok = (Fw[:, 0] != Fw[:, 1]) & (Fw[:, 1] != Fw[:, 2]) & (Fw[:, 0] != Fw[:, 2])
+    Fw = Fw[ok]
+    if len(Fw):
+        _, ff = np.unique(np.sort(Fw, axis=1), axis=0, return_index=True)
+        Fw = Fw[np.sort(ff)]
+        a = 0.5 * np.linalg.norm(np.cross(Vw[Fw[:, 1]] - Vw[Fw[:, 0]], Vw[Fw[:, 2]] - Vw[Fw[:, 0]]), axis=1)
+        Fw = Fw[a > DEGENERATE_AREA * diag * diag]
+    if len(Fw) == 0:
+        raise InvalidMeshError("The mesh has zero area (every face is a line or a point); there is nothing to skin.")
+    keep = np.unique(Fw)
+    re = np.full(len(Vw), -1, np.int64)
+    re[keep] = np.arange(len(keep))
+    Vk, srck, Fk = Vw[keep], src[keep], re[Fw]
+    vmap = np.where(weld >= 0, re[np.maximum(weld, 0)], -1)
+    # Input vertices with no usable face (loose, on degenerate faces only, NaN): nearest
+    # welded vertex (NaN ones: vertex 0, they have no position to be near).
+    lost = np.flatnonzero(vmap < 0)
+    if len(lost):
+        tree = cKDTree(Vk)
+        _, nn = tree.query(Vn[lost])
+        vmap[lost] = np.where(finite[lost], nn, 0)
+    n = len(Vk)
+    e = np.concatenate([Fk[:, [0, 1]], Fk[:, [1, 2]], Fk[:, [2, 0]]])
+    A = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    n_comp, comp = connected_components(A, directed=False)
+    return SkinMesh(Vk, Fk, vmap, srck, comp, int(n_comp), center, extent)
+
+
+def default_tails(joints, parents):
+    """Bone tails when the caller has none: the mean of the children's heads when it is
+    away from the head; a leaf continues its parent's direction for half its length;
+    a lone root is a point (zero-length bones are fine)."""
+    J = len(joints)
+    tails = joints.copy()
+    child_sum = np.zeros_like(joints)
+    n_child = np.zeros(J)
+    for j, p in enumerate(parents):
+        if 0 <= p < J and p != j:
+            child_sum[p] += joints[j]
+            n_child[p] += 1
+    has = n_child > 0
+    tails[has] = child_sum[has] / n_child[has, None]
+    for j in range(J):
+        if not has[j] or np.linalg.norm(tails[j] - joints[j]) == 0:
+            p = parents[j]
+            if 0 <= p < J and p != j:
+                tails[j] = joints[j] + 0.5 * (joints[j] - joints[p])
+    return tails
+
+
+def prepare_bones(mesh: SkinMesh, joints, parents, tails=None) -> Bones:
+    """Validate the armature (InvalidArmatureError) and map it to the mesh's frame."""
+    try:
+        H = np.asarray(joints, dtype=np.float64)
+        P = np.asarray(parents)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArmatureError(f"The bone data is not numeric: {exc}") from None
+    if H.size == 0:
+        raise InvalidArmatureError(
+            "The armature has no deforming bones. Add bones (or tick Deform on the bones "
+            "that should move the mesh) and try again.")
+    if H.ndim != 2 or H.shape[1] != 3:
+        raise InvalidArmatureError(f"Bone heads must be a (J, 3) array, got shape {H.shape}.")
+    J = len(H)
+    P = P.reshape(-1)
+    if len(P) != J:
+        raise InvalidArmatureError(f"There are {J} bones but {len(P)} parent indices.")
+    if not np.issubdtype(P.dtype, np.integer):
+        if np.all(np.isfinite(P.astype(float))) and np.all(P == np.round(P)):
+            P = P.astype(np.int64)
+        else:
+            raise InvalidArmatureError("Bone parent indices must be integers (-1 for a root).")
+    P = P.astype(np.int64)
+    if P.min() < -1 or P.max() >= J:
+        raise InvalidArmatureError("A bone parent index points past the bone list; the armature data is corrupt.")
+    if not np.isfinite(H).all():
+        raise InvalidArmatureError(
+            f"{int((~np.isfinite(H).all(axis=1)).sum())} bones have NaN or infinite positions; fix the armature.")
+    if tails is None:
+        T = default_tails(H, P)
+    else:
+        T = np.asarray(tails, dtype=np.float64)
+        if T.shape != H.shape:
+            raise InvalidArmatureError(f"Bone tails must have the heads' shape {H.shape}, got {T.shape}.")
+        if not np.isfinite(T).all():
+            raise InvalidArmatureError("Some bone tails have NaN or infinite positions; fix the armature.")
+    return Bones((H - mesh.center) / mesh.scale, (T - mesh.center) / mesh.scale, P)
