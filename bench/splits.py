@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Character families and the train / validation split of ../shared/data — the one
+place that defines them (bench/skin.py and skin-weight training both use it).
+
+Variants of one body stay together (SPEC data notes): `quat_Smooth_X` and `quat_X`,
+Quaternius' Male_* / Female_* outfits, 0 A.D. clothing variants on one skeleton, MPFB
+body shapes on one rig.
+
+- CC0 sources (`quat_`, `mpfb_`): the families in VALIDATION_FAMILIES are held out,
+  the rest may train a shipped model.
+- `zad_` (0 A.D., CC-BY-SA-3.0): validation only, never training data for a shipped
+  model.
+
+    from splits import family_of, split_of, split_names
+    split_of("quat_Smooth_Male_Shirt")  # -> "val"
+"""
+from __future__ import annotations
+
+import re
+
+# Families held out for validation (family ids as returned by family_of).
+VALIDATION_FAMILIES = frozenset({
+    # Quaternius: humans, a multi-part alien, quadrupeds, creatures, a fruit
+    "quat_Male", "quat_Alien", "quat_Cat", "quat_Horse", "quat_Dragon", "quat_Frog",
+    "quat_Shark", "quat_Spider", "quat_Pineapple", "quat_Goblin", "quat_Stegosaurus",
+    # MPFB: the base body with two rigs the training set does not have
+    "mpfb_cmu_mb", "mpfb_default",
+})
+TRAIN_SOURCES = ("quat_", "mpfb_")      # CC0; zad_ is CC-BY-SA: validation only
+
+_QUAT_MERGE = {
+    "Alien_Helmet": "Alien", "Snake_Angry": "Snake", "Animated_Woman_smooth": "Animated_Woman",
+    "Fish1": "Fish", "Fish2": "Fish", "Fish3": "Fish", "Whale_FishPackAnimated": "Whale",
+}
+_ZAD_RULES = [   # (regex on the name after zad_, family)
+    (r"^new_[mf]_", "biped"), (r"^elephant_|^maur_elephant_", "elephant"),
+    (r"^horse|^pony", "horse"), (r"^(cattle|bull|auroch|sanga_cattle|zebu)", "bovid"),
+    (r"^(animal_)?(boar|piglet|pig)$", "pig"), (r"^animal_lion", "lion"),
+    (r"^bear", "bear"), (r"^camel", "camel"), (r"^giraffe", "giraffe"),
+    (r"^goat", "goat"), (r"^mastiff", "mastiff"), (r"^rabbit", "rabbit"),
+    (r"^fish_", "fish"),
+]
+
+
+def family_of(name: str) -> str:
+    """Family id of a record name (stem of the .npz)."""
+    if name.startswith("quat_"):
+        s = name[5:]
+        s = re.sub(r"^Smooth_", "", s)
+        s = _QUAT_MERGE.get(s, s)
+        if s.startswith(("Male_", "Female_")):
+            s = s.split("_")[0]
+        return "quat_" + s
+    if name.startswith("mpfb_"):
+        s = name[5:]
+        for rig in ("game_engine", "cmu_mb", "default", "mixamo"):
+            if s.startswith(rig):
+                return "mpfb_" + rig          # game_engine_with_breast joins game_engine
+        return "mpfb_" + s
+    if name.startswith("zad_"):
+        s = name[4:]
+        for pat, fam in _ZAD_RULES:
+            if re.search(pat, s):
+                return "zad_" + fam
+        return "zad_" + s
+    return name
+
+
+def split_of(name: str) -> str:
+    """"train" or "val" for a record name."""
+    if not name.startswith(TRAIN_SOURCES):
+        return "val"
+    return "val" if family_of(name) in VALIDATION_FAMILIES else "train"
+
+
+def split_names(names):
+    """(train names, validation names), order kept."""
+    train = [n for n in names if split_of(n) == "train"]
+    val = [n for n in names if split_of(n) == "val"]
+    return train, val
