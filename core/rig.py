@@ -375,8 +375,10 @@ def default_up(heads, tails):
 def bone_names(heads, tails, parents, side_tolerance: float):
     """Readable, mirror-friendly names: root, spine_01, neck_01, tail_01, arm_01.L, leg_02.R ...
 
-    Chains (runs of single-child bones) get a label from their direction and a
-    side suffix from their position relative to the x = 0 plane.
+    Chains (runs of single-child bones) get a label from their direction and where
+    they start, and a side suffix from their position relative to the x = 0 plane.
+    Right-side chains take the name of their mirror image on the left, so that
+    Blender's mirror tools pair them.
     """
     K = len(heads)
     children = defaultdict(list)
@@ -385,6 +387,12 @@ def bone_names(heads, tails, parents, side_tolerance: float):
     names = [None] * K
     roots = children[-1]
     names[roots[0]] = "root"
+    depth = np.zeros(K, int)
+    for b in range(K):
+        p = parents[b]
+        while p >= 0:
+            depth[b] += 1
+            p = parents[p]
     starts = [b for b in range(K) if b not in roots and
               (parents[b] in roots or len(children[parents[b]]) != 1)]
     chains = []
@@ -395,29 +403,64 @@ def bone_names(heads, tails, parents, side_tolerance: float):
         chains.append(chain)
     groups = defaultdict(list)
     for chain in chains:
-        a, b = heads[chain[0]], tails[chain[-1]]
-        mid_x = np.mean([(heads[c][0] + tails[c][0]) / 2 for c in chain])
-        side = ".L" if mid_x > side_tolerance else ".R" if mid_x < -side_tolerance else ""
-        d = b - a
-        if side:
-            label = "leg" if d[2] < -0.7 * np.linalg.norm(d) else "arm"
-        elif d[2] > 0.5 * np.linalg.norm(d):
-            label = "spine"
-        elif d[1] < -0.5 * np.linalg.norm(d):
-            label = "neck"
-        else:
-            label = "tail"
-        groups[(label, side)].append(chain)
+        groups[_chain_label(heads, tails, parents, roots, chain, side_tolerance)].append(chain)
+
+    def key(ch):
+        return (depth[ch[0]], -round(heads[ch[0]][2], 3), round(abs(heads[ch[0]][0]), 3))
+
+    def assign(chain, base, side):
+        for k, b in enumerate(chain):
+            names[b] = f"{base}_{k + 1:02d}{side}"
+
     for (label, side), group in groups.items():
-        group.sort(key=lambda ch: (-heads[ch[0]][2], abs(heads[ch[0]][0]), heads[ch[0]][1]))
-        for g, chain in enumerate(group):
-            base = label if g == 0 else f"{label}{g + 1}"
-            for k, b in enumerate(chain):
-                names[b] = f"{base}_{k + 1:02d}{side}"
+        if side == ".R":
+            continue
+        for g, chain in enumerate(sorted(group, key=key)):
+            assign(chain, label if g == 0 else f"{label}{g + 1}", side)
+    for (label, side), group in groups.items():
+        if side != ".R":
+            continue
+        mirrors = {names[ch[0]].rsplit("_", 1)[0]: ch for ch in groups.get((label, ".L"), [])}
+        used = set()
+        for chain in sorted(group, key=key):
+            a, b = heads[chain[0]] * [-1, 1, 1], tails[chain[-1]] * [-1, 1, 1]
+            free = [(np.linalg.norm(heads[m[0]] - a) + np.linalg.norm(tails[m[-1]] - b), base)
+                    for base, m in mirrors.items() if base not in used]
+            if free:
+                base = min(free)[1]
+            else:
+                n = len(mirrors) + len(used) + 1
+                base = label if n == 1 else f"{label}{n}"
+            used.add(base)
+            assign(chain, base, side)
     for b in range(K):          # root-level extras without a chain (should not happen)
         if names[b] is None:
             names[b] = f"bone_{b:02d}"
-    return names
+    return _unique(names)
+
+
+def _chain_label(heads, tails, parents, roots, chain, side_tolerance):
+    """(label, side suffix) of a chain from its direction and where it starts."""
+    a, b = heads[chain[0]], tails[chain[-1]]
+    mid_x = np.mean([(heads[c][0] + tails[c][0]) / 2 for c in chain])
+    side = ".L" if mid_x > side_tolerance else ".R" if mid_x < -side_tolerance else ""
+    d = b - a
+    n = np.linalg.norm(d) + 1e-12
+    if side:
+        return ("leg" if d[2] < -0.7 * n else "arm"), side
+    ahead = d[2] > 0.5 * n or d[1] < -0.5 * n      # up, or forward (-Y) for animals
+    from_root = parents[chain[0]] in roots
+    if ahead:
+        return ("spine" if from_root else "neck"), ""
+    return "tail", ""
+
+
+def _unique(names):
+    seen, out = defaultdict(int), []
+    for n in names:
+        seen[n] += 1
+        out.append(n if seen[n] == 1 else f"{n}.{seen[n] - 1:03d}")
+    return out
 
 
 def push_inside(pos, movable, candidates, inside_fn, k: int = 256):

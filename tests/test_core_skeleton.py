@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Auto Skeleton's engine on arrays (no Blender): structure, invariances, real-mesh quirks."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bonesmith.core import metrics
+from bonesmith.core.errors import InvalidMeshError
+from bonesmith.core.skeleton import Skeleton, extract_skeleton
+
+SAMPLE = Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz"
+
+
+@pytest.fixture(scope="module")
+def character():
+    d = np.load(SAMPLE)
+    return d["verts"].astype(np.float64), d["faces"].astype(np.int64), d["joints"]
+
+
+@pytest.fixture(scope="module")
+def rig(character):
+    V, F, _ = character
+    return extract_skeleton(V, F)
+
+
+def box(center, size, subdivisions=3):
+    """A closed, finely triangulated box (a cube grid projected onto the box surface)."""
+    n = subdivisions
+    verts, faces = [], []
+    for axis in range(3):
+        for side in (-1.0, 1.0):
+            u, v = [a for a in range(3) if a != axis]
+            g = np.linspace(-1, 1, n + 1)
+            base = len(verts)
+            for i in g:
+                for j in g:
+                    p = np.zeros(3)
+                    p[axis], p[u], p[v] = side, i, j
+                    verts.append(p)
+            for i in range(n):
+                for j in range(n):
+                    a, b = base + i * (n + 1) + j, base + (i + 1) * (n + 1) + j
+                    quad = (a, b, b + 1, a + 1) if side > 0 else (a, a + 1, b + 1, b)
+                    faces += [(quad[0], quad[1], quad[2]), (quad[0], quad[2], quad[3])]
+    V = np.array(verts) * (np.asarray(size) / 2) + np.asarray(center)
+    F = np.array(faces)
+    # Weld the shared box edges so the surface is closed.
+    _, first, inv = np.unique(np.round(V, 9), axis=0, return_index=True, return_inverse=True)
+    return V[first], inv.reshape(-1)[F]
+
+
+def merge(*meshes):
+    Vs, Fs, offset = [], [], 0
+    for V, F in meshes:
+        Vs.append(V)
+        Fs.append(F + offset)
+        offset += len(V)
+    return np.vstack(Vs), np.vstack(Fs)
+
+
+def is_one_tree(parents):
+    roots = np.flatnonzero(parents < 0)
+    if len(roots) != 1:
+        return False
+    for b in range(len(parents)):       # every bone reaches the root without a cycle
+        seen, p = set(), b
+        while p >= 0:
+            if p in seen:
+                return False
+            seen.add(p)
+            p = parents[p]
+    return True
+
+
+def test_sample_character_gives_a_usable_rig(character, rig):
+    V, F, artist_joints = character
+    assert isinstance(rig, Skeleton)
+    assert is_one_tree(rig.parents)
+    assert 0.5 * len(artist_joints) <= len(rig) <= 2.5 * len(artist_joints)
+    assert metrics.inside_mesh(rig.joints, V, F).mean() >= 0.95
+    assert len(set(rig.names)) == len(rig.names)
+    # Close to the artist's rig: CD-J2J under 6 % of the diagonal (measured ~3 %).
+    assert metrics.cd_j2j(rig.joints, artist_joints) / metrics.bbox_diagonal(V) < 0.06
+    # Roll vectors are unit length and perpendicular to their bones.
+    d = rig.tails - rig.joints
+    assert np.allclose(np.linalg.norm(rig.up, axis=1), 1.0)
+    assert np.all(np.abs((rig.up * d).sum(1)) < 1e-6 * np.linalg.norm(d, axis=1) + 1e-9)
+
+
+def test_mirror_names_on_a_symmetric_character(rig):
+    left = {n[:-2] for n in rig.names if n.endswith(".L")}
+    right = {n[:-2] for n in rig.names if n.endswith(".R")}
+    assert left and left == right
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1e3])
+def test_units_and_placement_do_not_change_the_rig(character, rig, scale):
+    V, F, _ = character
+    shift = np.array([5.0, -3.0, 2.0])
+    other = extract_skeleton(V * scale + shift, F)
+    assert len(other) == len(rig)
+    assert np.allclose((other.joints - shift) / scale, rig.joints, atol=1e-5 * np.ptp(V))
+
+
+def test_more_detail_gives_more_joints(character, rig):
+    V, F, _ = character
+    assert len(extract_skeleton(V, F, detail=2.0)) > len(rig)
+
+
+def test_duplicate_vertices_and_degenerate_faces_are_harmless(character, rig):
+    V, F, _ = character
+    # Split every triangle's vertices (like UV seams), add repeated and zero-area faces.
+    V2 = V[F.reshape(-1)]
+    F2 = np.arange(len(V2)).reshape(-1, 3)
+    F2 = np.vstack([F2, F2[:10], np.c_[F2[:5, 0], F2[:5, 0], F2[:5, 1]]])
+    other = extract_skeleton(V2, F2)
+    assert is_one_tree(other.parents)
+    assert np.allclose(other.joints, rig.joints, atol=1e-6 * np.ptp(V))
+
+
+def test_small_floating_parts_get_no_bones_but_big_parts_join_the_tree():
+    body = box([0, 0, 0], [0.3, 0.3, 2.0], 6)
+    arm = box([0.8, 0, 0.5], [1.2, 0.2, 0.2], 6)        # separate part, not touching
+    speck = box([0, 0.3, 1.2], [0.02, 0.02, 0.02], 1)   # an "eye"
+    V, F = merge(body, arm, speck)
+    sk = extract_skeleton(V, F)
+    assert is_one_tree(sk.parents)
+    # Bones reach into the separate arm...
+    assert (sk.tails[:, 0] > 1.0).any()
+    # ...and none lives only around the speck.
+    near_speck = np.linalg.norm(sk.joints - [0, 0.3, 1.2], axis=1) < 0.05
+    assert not near_speck.any()
+
+
+def test_a_blob_gets_at_least_one_bone():
+    V, F = box([0, 0, 0], [1, 1, 1], 4)
+    sk = extract_skeleton(V, F)
+    assert len(sk) >= 1 and is_one_tree(sk.parents)
+    assert metrics.inside_mesh(sk.joints, V, F).all()
+
+
+@pytest.mark.parametrize("case", ["empty", "no_faces", "nan", "one_triangle", "zero_area", "bad_index"])
+def test_bad_input_raises_a_clear_error(case):
+    V = np.random.default_rng(0).random((8, 3))
+    inputs = {
+        "empty": (np.zeros((0, 3)), np.zeros((0, 3), int)),
+        "no_faces": (V, np.zeros((0, 3), int)),
+        "nan": (np.where(np.arange(8)[:, None] == 3, np.nan, V), [[0, 1, 2], [2, 3, 4], [4, 5, 6], [5, 6, 7]]),
+        "one_triangle": (np.eye(3), [[0, 1, 2]]),
+        "zero_area": (np.c_[np.arange(8.0), np.zeros(8), np.zeros(8)], [[0, 1, 2], [2, 3, 4], [4, 5, 6], [5, 6, 7]]),
+        "bad_index": (V, [[0, 1, 99]]),
+    }
+    with pytest.raises(InvalidMeshError) as info:
+        extract_skeleton(*inputs[case])
+    assert len(str(info.value)) > 20
+
+
+def test_json_round_trip(tmp_path, rig):
+    path = tmp_path / "rig.json"
+    rig.save_json(path)
+    again = Skeleton.load_json(path)
+    assert again.names == rig.names
+    assert np.allclose(again.joints, rig.joints) and np.array_equal(again.parents, rig.parents)
