@@ -131,6 +131,32 @@ def parent_meshes(armature: bpy.types.Object, meshes, armature_matrix=None) -> N
         modifier.object = armature
 
 
+def attach_mesh(obj: bpy.types.Object, armature: bpy.types.Object) -> bpy.types.Modifier:
+    """Make `armature` deform `obj` (keeping the user's set-up where it can).
+
+    The Armature modifier: one already pointing at `armature` is kept; otherwise the first
+    Armature modifier (empty, or aimed at another armature) is re-aimed; otherwise a new
+    one is added first in the stack. An unparented mesh is parented to the armature
+    (keeping its world placement); a mesh parented to something else stays so.
+    """
+    modifiers = [m for m in obj.modifiers if m.type == 'ARMATURE']
+    modifier = next((m for m in modifiers if m.object == armature), None)
+    if modifier is None and modifiers:
+        modifier = modifiers[0]
+    if modifier is None:
+        modifier = obj.modifiers.new("Armature", 'ARMATURE')
+        obj.modifiers.move(len(obj.modifiers) - 1, 0)
+    modifier.object = armature
+    modifier.use_vertex_groups = True
+    if obj.parent is None:
+        world = obj.matrix_world.copy()
+        obj.parent = armature
+        obj.parent_type = 'OBJECT'
+        obj.matrix_parent_inverse = armature.matrix_world.inverted_safe()
+        obj.matrix_world = world
+    return modifier
+
+
 def build_rig(skeleton: Skeleton, meshes, *, active=None, name=None, world_to_local=None):
     """Create the armature for `skeleton`, aligned with `active` (default: the first mesh),
     and parent every mesh to it. On failure nothing is left behind.

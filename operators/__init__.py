@@ -3,10 +3,14 @@
 and report errors to the user."""
 import bpy
 
+from .auto_rig import BONESMITH_OT_auto_rig
 from .auto_skeleton import BONESMITH_OT_auto_skeleton
+from .auto_skin import BONESMITH_OT_auto_skin
 from .export_fbx import BONESMITH_OT_export_fbx
+from .train_skin import BONESMITH_OT_train_skin
 
-classes = (BONESMITH_OT_auto_skeleton, BONESMITH_OT_export_fbx)
+classes = (BONESMITH_OT_auto_skeleton, BONESMITH_OT_auto_skin, BONESMITH_OT_auto_rig,
+           BONESMITH_OT_train_skin, BONESMITH_OT_export_fbx)
 
 
 def register():

@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Skin weights: (V, J) numpy arrays <-> vertex groups named after deforming bones.
+
+Writes go through a bmesh deform layer (one pass over the vertices, no per-vertex
+`VertexGroup.add` calls). Only the groups named after the given bones are touched: the
+user's other vertex groups (masks, cloth pins...) keep their members and weights.
+
+Vertex positions are read from the objects' own mesh data (not the evaluated mesh), so
+row i of a weight array is vertex i of the mesh whatever modifiers the object has, and an
+existing Armature modifier's current pose does not move the rest shape.
+"""
+from __future__ import annotations
+
+import bmesh
+import bpy
+import numpy as np
+
+from ..core.errors import BonesmithError
+from .armature import armature_to_skeleton
+from .mesh import MeshSet, matrix_to_numpy, mesh_arrays, transform_points
+
+
+# -- armatures ------------------------------------------------------------------------------
+
+def deform_bones(armature: bpy.types.Object):
+    """(joints (J,3), parents (J,), tails (J,3), names) of the armature's deforming bones at
+    rest, in world space; parents skip non-deforming bones (Rigify's ORG/MCH/controls).
+
+    Raises BonesmithError when the armature has no deforming bone.
+    """
+    if armature is None or armature.type != 'ARMATURE':
+        raise BonesmithError("Auto Skin needs an armature: select one together with the mesh(es)")
+    if not len(armature.data.bones):
+        raise BonesmithError(f"The armature '{armature.name}' has no bones")
+    skeleton = armature_to_skeleton(armature, deform_only=True)
+    if not len(skeleton):
+        raise BonesmithError(
+            f"The armature '{armature.name}' has no deforming bones: enable 'Deform' "
+            "(Bone properties) on the bones that should move the mesh")
+    return skeleton.joints, skeleton.parents, skeleton.tails, list(skeleton.names)
+
+
+# -- meshes ---------------------------------------------------------------------------------
+
+def rest_arrays(obj: bpy.types.Object) -> tuple[np.ndarray, np.ndarray]:
+    """World-space vertices (V,3) and triangles (F,3) of the object's own mesh data:
+    one row per mesh vertex (modifiers and the current pose are ignored)."""
+    if obj.type != 'MESH':
+        raise BonesmithError(f"'{obj.name}' is a {obj.type.lower()}, not a mesh")
+    vertices, faces = mesh_arrays(obj.data)
+    return transform_points(matrix_to_numpy(obj.matrix_world), vertices), faces
+
+
+def combine_rest(objects) -> MeshSet:
+    """rest_arrays of several objects as one vertex/triangle set (see mesh.MeshSet)."""
+    all_vertices, all_faces, names = [], [], []
+    offsets, face_offsets = [0], [0]
+    for obj in objects:
+        vertices, faces = rest_arrays(obj)
+        all_vertices.append(vertices)
+        all_faces.append(faces + offsets[-1])
+        offsets.append(offsets[-1] + len(vertices))
+        face_offsets.append(face_offsets[-1] + len(faces))
+        names.append(obj.name)
+    return MeshSet(
+        vertices=np.concatenate(all_vertices) if all_vertices else np.zeros((0, 3)),
+        faces=np.concatenate(all_faces) if all_faces else np.zeros((0, 3), dtype=np.int64),
+        offsets=np.asarray(offsets, dtype=np.int64),
+        face_offsets=np.asarray(face_offsets, dtype=np.int64),
+        names=names,
+    )
+
+
+# -- writing --------------------------------------------------------------------------------
+
+def write_weights(obj: bpy.types.Object, weights, names, *, threshold: float = 0.0) -> list:
+    """Put `weights` (V, J) into the vertex groups `names` (J) of mesh object `obj`.
+
+    Groups that exist are emptied and refilled (their index, lock and order stay); missing
+    ones are created. Weights <= threshold are left out. Other vertex groups are untouched.
+    The object must not be in Edit Mode. Returns the vertex groups, in `names` order.
+    """
+    if obj.type != 'MESH':
+        raise BonesmithError(f"'{obj.name}' is a {obj.type.lower()}, not a mesh")
+    if obj.mode == 'EDIT':
+        raise BonesmithError(f"'{obj.name}' is in Edit Mode: switch to Object Mode first")
+    mesh = obj.data
+    weights = np.asarray(weights, dtype=np.float64)
+    names = [str(n) for n in names]
+    if weights.ndim != 2 or weights.shape != (len(mesh.vertices), len(names)):
+        raise ValueError(f"weights must have shape ({len(mesh.vertices)}, {len(names)}) for "
+                         f"'{obj.name}', not {weights.shape}")
+    if len(set(names)) != len(names):
+        raise ValueError("bone names must be unique")
+    if not np.isfinite(weights).all():
+        raise ValueError("weights contain NaN or infinite values")
+
+    groups = []
+    for name in names:
+        group = obj.vertex_groups.get(name)
+        if group is None:
+            group = obj.vertex_groups.new(name=name)
+        groups.append(group)
+    group_index = np.array([g.index for g in groups], dtype=np.int64)
+    replaced = set(group_index.tolist())
+
+    # Sparse rows: for vertex i, columns cols[start[i]:start[i+1]] with values vals[...].
+    rows, cols = np.nonzero(weights > threshold)
+    vals = weights[rows, cols].tolist()
+    gids = group_index[cols].tolist()
+    start = np.searchsorted(rows, np.arange(len(mesh.vertices) + 1)).tolist()
+
+    bm = bmesh.new()
+    try:
+        bm.from_mesh(mesh)
+        layer = bm.verts.layers.deform.verify()
+        for i, vert in enumerate(bm.verts):
+            dvert = vert[layer]
+            if dvert:
+                for key in [k for k in dvert.keys() if k in replaced]:
+                    del dvert[key]
+            for k in range(start[i], start[i + 1]):
+                dvert[gids[k]] = vals[k]
+        bm.to_mesh(mesh)
+    finally:
+        bm.free()
+    mesh.update()
+    return groups
+
+
+def write_weights_split(objects, mesh_set: MeshSet, weights, names, **kw) -> None:
+    """write_weights for every object of a MeshSet, from the rows computed on the whole set."""
+    weights = np.asarray(weights)
+    if len(weights) != len(mesh_set.vertices):
+        raise ValueError(f"weights have {len(weights)} rows, the meshes {len(mesh_set.vertices)} vertices")
+    for k, obj in enumerate(objects):
+        write_weights(obj, weights[mesh_set.object_slice(k)], names, **kw)
+
+
+# -- reading --------------------------------------------------------------------------------
+
+def read_weights(obj: bpy.types.Object, names=None) -> tuple[np.ndarray, list]:
+    """Vertex-group weights of `obj` as a (V, J) float64 array and its column names.
+
+    names: the groups to read, in this order (a missing group gives a zero column);
+    default every vertex group of the object.
+    """
+    if obj.type != 'MESH':
+        raise BonesmithError(f"'{obj.name}' is a {obj.type.lower()}, not a mesh")
+    names = [g.name for g in obj.vertex_groups] if names is None else [str(n) for n in names]
+    column = {}
+    for j, name in enumerate(names):
+        group = obj.vertex_groups.get(name)
+        if group is not None:
+            column[group.index] = j
+    mesh = obj.data
+    weights = np.zeros((len(mesh.vertices), len(names)), dtype=np.float64)
+    if not column:
+        return weights, names
+    rows, cols, vals = [], [], []
+    bm = bmesh.new()
+    try:
+        bm.from_mesh(mesh)
+        layer = bm.verts.layers.deform.active
+        if layer is None:
+            return weights, names
+        for i, vert in enumerate(bm.verts):
+            for key, value in vert[layer].items():
+                j = column.get(key)
+                if j is not None:
+                    rows.append(i)
+                    cols.append(j)
+                    vals.append(value)
+    finally:
+        bm.free()
+    weights[rows, cols] = vals
+    return weights, names
+
+
+def read_weights_combined(objects, names) -> np.ndarray:
+    """read_weights of several objects stacked in MeshSet order."""
+    parts = [read_weights(obj, names)[0] for obj in objects]
+    return np.vstack(parts) if parts else np.zeros((0, len(names)))

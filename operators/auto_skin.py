@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Auto Skin: selected mesh(es) + an armature -> vertex groups for its deforming bones and
+an Armature modifier. Any armature works (Auto Skeleton's, Rigify's DEF bones, Mixamo,
+hand-made): only bones with Deform on get groups. The weights come from
+core.skinning.predict_weights on all meshes together, in world space at rest.
+Small meshes (and every headless run) are skinned synchronously; large ones in a
+background thread while Blender stays responsive (Esc cancels)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from bpy.props import IntProperty
+
+from .. import preferences
+from ..bridge import armature as bridge_armature
+from ..bridge import fbx as bridge_fbx
+from ..bridge import weights as bridge_weights
+from ..bridge.mesh import MeshSet
+from ..core.errors import BonesmithError
+from .job import Job
+from .modal import BackgroundOperator
+
+DEFAULT_MAX_INFLUENCES = 4
+# A mesh whose bounding box stays this far (fraction of the rig's size) from the bones' box
+# is not where the armature is: refuse rather than weight it to whichever bone is nearest.
+FAR_APART = 0.25
+
+
+@dataclass
+class SkinInput:
+    """What the computation needs, read from Blender before it starts."""
+    mesh_names: list
+    vertex_counts: list
+    armature_name: str
+    mesh_set: MeshSet
+    joints: np.ndarray
+    parents: np.ndarray
+    tails: np.ndarray
+    bone_names: list
+    model: object = None      # path of a trained model, None = the shipped default
+    warning: str = ""
+
+    @property
+    def n_vertices(self) -> int:
+        return len(self.mesh_set.vertices)
+
+
+def to_object_mode(context) -> None:
+    if context.mode != 'OBJECT' and context.active_object is not None:
+        bpy.ops.object.mode_set(mode='OBJECT')  # flush edit-mode changes into the mesh
+
+
+def find_targets(context):
+    """(meshes, armature) from the selection: the selected meshes, and the active armature,
+    else the one selected armature, else the armature the meshes already belong to
+    (Armature modifier or parent). BonesmithError when either is missing or ambiguous."""
+    selected = list(context.selected_objects)
+    active = context.active_object
+    meshes = [obj for obj in selected if obj.type == 'MESH']
+    if not meshes:
+        if not selected:
+            raise BonesmithError("Nothing is selected: select the mesh(es) to skin and their armature")
+        raise BonesmithError("Auto Skin needs a mesh: select the mesh(es) to skin together "
+                             "with their armature")
+    if active is not None and active.type == 'ARMATURE' and active.select_get():
+        return meshes, active
+    armatures = [obj for obj in selected if obj.type == 'ARMATURE']
+    if len(armatures) > 1:
+        names = ", ".join(f"'{a.name}'" for a in armatures)
+        raise BonesmithError(f"Several armatures are selected ({names}): make the one to skin "
+                             "to the active object")
+    if armatures:
+        return meshes, armatures[0]
+    found = {a for a in map(bridge_fbx.find_armature, meshes) if a is not None}
+    if len(found) > 1:
+        names = ", ".join(sorted(f"'{a.name}'" for a in found))
+        raise BonesmithError(f"The selected meshes belong to different armatures ({names}): "
+                             "select the armature to skin to as well")
+    if not found:
+        raise BonesmithError("No armature: select an armature together with the mesh(es) "
+                             "(or give the mesh an Armature modifier)")
+    return meshes, found.pop()
+
+
+def check_placement(mesh_set: MeshSet, joints, tails, armature_name: str) -> None:
+    """BonesmithError when a mesh lies clearly away from the bones (an armature left at
+    the origin while the character stands elsewhere, a wrong unit scale...)."""
+    bones = np.vstack([joints, tails])
+    lo, hi = bones.min(axis=0), bones.max(axis=0)
+    size = max(float(np.linalg.norm(np.ptp(mesh_set.vertices, axis=0))), float(np.linalg.norm(hi - lo)))
+    margin = FAR_APART * size
+    far = []
+    for k, name in enumerate(mesh_set.names):
+        vertices = mesh_set.vertices[mesh_set.object_slice(k)]
+        if not len(vertices) or not np.isfinite(vertices).all():
+            continue  # core reports empty / NaN meshes with its own message
+        v_lo, v_hi = vertices.min(axis=0), vertices.max(axis=0)
+        gap = np.maximum(np.maximum(lo - v_hi, v_lo - hi), 0.0)
+        if np.linalg.norm(gap) > margin:
+            far.append(name)
+    if far:
+        listed = ", ".join(f"'{n}'" for n in far)
+        raise BonesmithError(
+            f"The mesh {listed} is far away from the bones of '{armature_name}': move the "
+            "armature onto the mesh (or fix a unit scale) and run Auto Skin again")
+
+
+def read_input(context, meshes=None, armature=None) -> SkinInput:
+    to_object_mode(context)
+    if meshes is None or armature is None:
+        meshes, armature = find_targets(context)
+    joints, parents, tails, names = bridge_weights.deform_bones(armature)
+    mesh_set = bridge_weights.combine_rest(meshes)
+    for k, obj in enumerate(meshes):
+        if mesh_set.offsets[k + 1] == mesh_set.offsets[k]:
+            raise BonesmithError(f"The mesh '{obj.name}' has no vertices")
+    check_placement(mesh_set, joints, tails, armature.name)
+    model, warning = preferences.active_skin_model(context)
+    return SkinInput(
+        mesh_names=[obj.name for obj in meshes],
+        vertex_counts=[len(obj.data.vertices) for obj in meshes],
+        armature_name=armature.name,
+        mesh_set=mesh_set, joints=joints, parents=parents, tails=tails, bone_names=names,
+        model=None if model is None else str(model), warning=warning,
+    )
+
+
+def predict(vertices, faces, joints, parents, tails, *, model=None,
+            max_influences=DEFAULT_MAX_INFLUENCES, progress=None) -> np.ndarray:
+    """core.skinning.predict_weights, checked: (V, J) finite, rows summing to 1."""
+    from ..core import skinning  # imported on first use: loads the model's code only then
+    if progress is not None:
+        progress(0.0, "Computing skin weights")
+    weights = skinning.predict_weights(vertices, faces, joints, parents, tails,
+                                       model=model, max_influences=max_influences)
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.shape != (len(vertices), len(joints)) or not np.isfinite(weights).all():
+        raise BonesmithError(f"Auto Skin produced unusable weights (shape {weights.shape}); "
+                             "please report this with the mesh")
+    if progress is not None:
+        progress(1.0, "Done")
+    return weights
+
+
+def compute(skin_input: SkinInput, max_influences: int, progress=None) -> np.ndarray:
+    return predict(skin_input.mesh_set.vertices, skin_input.mesh_set.faces, skin_input.joints,
+                   skin_input.parents, skin_input.tails, model=skin_input.model,
+                   max_influences=max_influences, progress=progress)
+
+
+def lookup(skin_input: SkinInput):
+    """The meshes and armature again, by name (the user may have edited the scene while a
+    background job ran); BonesmithError when one is gone or changed."""
+    meshes = []
+    for name, count in zip(skin_input.mesh_names, skin_input.vertex_counts):
+        obj = bpy.data.objects.get(name)
+        if obj is None or obj.type != 'MESH':
+            raise BonesmithError(f"The mesh '{name}' was removed or renamed while Auto Skin ran")
+        if len(obj.data.vertices) != count:
+            raise BonesmithError(f"The mesh '{name}' was edited while Auto Skin ran: run it again")
+        meshes.append(obj)
+    armature = bpy.data.objects.get(skin_input.armature_name)
+    if armature is None or armature.type != 'ARMATURE':
+        raise BonesmithError(f"The armature '{skin_input.armature_name}' was removed or renamed "
+                             "while Auto Skin ran")
+    missing = [n for n in skin_input.bone_names if n not in armature.data.bones]
+    if missing:
+        raise BonesmithError(f"Bones of '{armature.name}' were renamed or removed while Auto Skin "
+                             f"ran ({', '.join(missing[:3])}): run it again")
+    return meshes, armature
+
+
+def apply(context, skin_input: SkinInput, weights: np.ndarray):
+    """Write the weights into vertex groups and rig the meshes to the armature."""
+    to_object_mode(context)
+    meshes, armature = lookup(skin_input)
+    bridge_weights.write_weights_split(meshes, skin_input.mesh_set, weights, skin_input.bone_names)
+    for obj in meshes:
+        bridge_armature.attach_mesh(obj, armature)
+    context.view_layer.update()
+    return meshes, armature
+
+
+def async_threshold(context) -> int:
+    prefs = preferences.get(context)
+    return prefs.async_vertices if prefs is not None else preferences.DEFAULT_ASYNC_VERTICES
+
+
+def run_in_background(context, n_vertices: int) -> bool:
+    return not (bpy.app.background or context.window is None or n_vertices <= async_threshold(context))
+
+
+class BONESMITH_OT_auto_skin(BackgroundOperator, bpy.types.Operator):
+    """Weight the selected mesh(es) to the armature's deforming bones (vertex groups +
+    Armature modifier); the user's other vertex groups are kept"""
+    bl_idname = "bonesmith.auto_skin"
+    bl_label = "Auto Skin"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    max_influences: IntProperty(
+        name="Max Influences",
+        description="Most bones that move one vertex (game engines take 4)",
+        default=DEFAULT_MAX_INFLUENCES, min=1, max=8,
+    )
+
+    _input = None
+
+    def execute(self, context):
+        try:
+            skin_input = read_input(context)
+        except BonesmithError as error:
+            self.report({'ERROR'}, str(error))
+            return {'CANCELLED'}
+        return self._run_sync(context, skin_input)
+
+    def invoke(self, context, event):
+        try:
+            skin_input = read_input(context)
+        except BonesmithError as error:
+            self.report({'ERROR'}, str(error))
+            return {'CANCELLED'}
+        if not run_in_background(context, skin_input.n_vertices):
+            return self._run_sync(context, skin_input)
+        self._input = skin_input
+        max_influences = self.max_influences
+        return self.start_background(
+            context, Job(lambda progress: compute(skin_input, max_influences, progress)))
+
+    def _run_sync(self, context, skin_input):
+        started = time.perf_counter()
+        try:
+            weights = compute(skin_input, self.max_influences)
+            apply(context, skin_input, weights)
+        except Exception as error:
+            return self.fail(error)
+        return self._done(skin_input, time.perf_counter() - started)
+
+    def finish(self, context, weights):
+        apply(context, self._input, weights)
+        return self._done(self._input, self.seconds)
+
+    def _done(self, skin_input, seconds):
+        meshes = len(skin_input.mesh_names)
+        text = (f"Auto Skin: {skin_input.n_vertices} vertices in {meshes} mesh"
+                f"{'es' if meshes > 1 else ''} weighted to {len(skin_input.bone_names)} bones of "
+                f"'{skin_input.armature_name}' ({seconds:.1f} s)")
+        if skin_input.warning:
+            self.report({'WARNING'}, f"{text}; {skin_input.warning}")
+        else:
+            self.report({'INFO'}, text)
+        return {'FINISHED'}

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Train Skin: train Auto Skin's network on the selected rigged meshes.
+
+The selected meshes (each weighted to an armature; every armature is one character) are
+written as .npz records to a temporary folder, and `python -m bonesmith train-skin` runs
+on them in a separate process: Blender stays responsive, the status bar shows the
+epochs, Esc stops the process. The model is trained into the temporary folder and moved
+into the extension's user folder only when training succeeded, so a cancelled or failed
+run leaves the previous model of that name as it was. The new model becomes the active
+one in the preferences (Auto Skin and Auto Rig use it).
+
+Training needs PyTorch in Blender's Python; without it the operator says how to get it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import bpy
+from bpy.props import IntProperty, StringProperty
+
+from .. import preferences
+from ..bridge import fbx as bridge_fbx
+from ..bridge import training_data
+from ..core.errors import BonesmithError
+from .job import ProcessJob
+from .modal import BackgroundOperator
+
+TORCH_REQUIREMENT = "torch==2.13.0"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+_EPOCH = re.compile(r"epoch\s+(\d+)\s*/\s*(\d+)")
+_FEATURES = re.compile(r"features\s+(\d+)\s*/\s*(\d+)")
+FEATURES_SHARE = 0.15  # of the progress bar, for the feature computation before the epochs
+
+
+def torch_missing() -> bool:
+    """Whether PyTorch is missing from this Python (checked without importing it)."""
+    try:
+        return importlib.util.find_spec("torch") is None
+    except (ImportError, ValueError):
+        return True
+
+
+def torch_message() -> str:
+    return ("Train Skin needs PyTorch, which is not installed in Blender's Python. Install it "
+            f"with:  \"{sys.executable}\" -m pip install {TORCH_REQUIREMENT}  and restart Blender, "
+            "or train from a terminal with  python -m bonesmith train-skin FILES --out MODEL.npz  "
+            f"and put the model into {_models_dir_text()}. Auto Skin itself does not need PyTorch.")
+
+
+def _models_dir_text() -> str:
+    try:
+        return str(preferences.user_models_dir())
+    except (OSError, ValueError):
+        return "the extension's user folder (models/)"
+
+
+def parse_progress(line: str):
+    """(fraction, message) from a line of `train-skin`'s output, or None."""
+    match = _EPOCH.search(line)
+    if match:
+        epoch, epochs = int(match.group(1)), max(1, int(match.group(2)))
+        return FEATURES_SHARE + (1 - FEATURES_SHARE) * epoch / epochs, f"epoch {epoch}/{epochs}"
+    match = _FEATURES.search(line)
+    if match:
+        done, total = int(match.group(1)), max(1, int(match.group(2)))
+        return FEATURES_SHARE * done / total, f"features {done}/{total}"
+    return None
+
+
+def selected_characters(context) -> list:
+    """One training dict per armature that the selected meshes are weighted to."""
+    meshes = [obj for obj in context.selected_objects if obj.type == 'MESH']
+    if not meshes:
+        raise BonesmithError("Train Skin needs rigged meshes: select meshes weighted to an armature")
+    by_armature = {}
+    for obj in meshes:
+        armature = bridge_fbx.find_armature(obj)
+        if armature is not None:
+            by_armature.setdefault(armature.name, (armature, []))[1].append(obj)
+    if not by_armature:
+        raise BonesmithError("None of the selected meshes is rigged: Train Skin learns from meshes "
+                             "weighted to an armature (Armature modifier + vertex groups)")
+    characters = []
+    for name, (armature, objs) in sorted(by_armature.items()):
+        character = training_data.character_from_objects(armature, objs, family=name)
+        if character["unweighted"].all():
+            raise BonesmithError(f"The meshes of '{name}' have no weights for its deforming bones")
+        characters.append(character)
+    return characters
+
+
+def subprocess_env() -> dict:
+    """Environment in which `python -m bonesmith` imports this very package and finds the
+    same modules (bundled wheels, a torch installed into Blender's Python) as Blender."""
+    if PACKAGE_DIR.name == "bonesmith":
+        root = str(PACKAGE_DIR.parent)
+    else:  # installed under another folder name: expose it as `bonesmith`
+        root = tempfile.mkdtemp(prefix="bonesmith_pkg_")
+        os.symlink(PACKAGE_DIR, os.path.join(root, "bonesmith"), target_is_directory=True)
+    paths = [root] + [p for p in sys.path if p and os.path.isdir(p)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def safe_name(name: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name.strip()).strip("._")
+    return name or "skin_trained"
+
+
+class BONESMITH_OT_train_skin(BackgroundOperator, bpy.types.Operator):
+    """Train Auto Skin's model on the selected rigged meshes, in the background (needs
+    PyTorch); the trained model becomes the active skin model"""
+    bl_idname = "bonesmith.train_skin"
+    bl_label = "Train Skin"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    epochs: IntProperty(name="Epochs", description="Passes over the training characters",
+                        default=50, min=1, max=100_000)
+    model_name: StringProperty(name="Model Name", default="skin_trained",
+                               description="File name (without .npz) of the trained model")
+    seed: IntProperty(name="Seed", description="Random seed (same seed, same model)", default=0, min=0)
+
+    _tmp = None
+    _target = None
+
+    def execute(self, context):
+        return self._start(context, background=False)
+
+    def invoke(self, context, event):
+        return self._start(context, background=not bpy.app.background and context.window is not None)
+
+    def _start(self, context, background: bool):
+        if torch_missing():
+            self.report({'ERROR'}, torch_message())
+            return {'CANCELLED'}
+        try:
+            if context.mode != 'OBJECT' and context.active_object is not None:
+                bpy.ops.object.mode_set(mode='OBJECT')
+            characters = selected_characters(context)
+            job = self._prepare(characters)
+        except Exception as error:
+            self._cleanup()
+            return self.fail(error)
+        if background:
+            return self.start_background(context, job)
+        job.start()
+        job.wait()
+        if job.error is not None:
+            self._cleanup()
+            return self.fail(job.error)
+        try:
+            return self.finish(context, job.result)
+        except Exception as error:
+            self._cleanup()
+            return self.fail(error)
+
+    def _prepare(self, characters) -> ProcessJob:
+        self._tmp = Path(tempfile.mkdtemp(prefix="bonesmith_train_"))
+        records = []
+        for k, character in enumerate(characters):
+            path = self._tmp / "records" / f"{k:03d}_{safe_name(character['family'])}.npz"
+            records.append(training_data.save_record(character, path))
+        self._target = preferences.user_models_dir() / f"{safe_name(self.model_name)}{preferences.MODEL_SUFFIX}"
+        out = self._tmp / self._target.name
+        command = [sys.executable, "-m", "bonesmith", "train-skin", *records, "--out", out,
+                   "--epochs", self.epochs, "--seed", self.seed]
+        return ProcessJob(command, env=subprocess_env(), cwd=str(self._tmp), parse=parse_progress)
+
+    def finish(self, context, lines):
+        trained = self._tmp / self._target.name
+        if not trained.is_file():
+            raise BonesmithError(f"Training ended without writing a model ({lines[-1] if lines else 'no output'})")
+        self._target.parent.mkdir(parents=True, exist_ok=True)
+        partial = self._target.with_name(f".{self._target.name}.partial")
+        shutil.copyfile(trained, partial)
+        os.replace(partial, self._target)   # atomic: the old model stays until this line
+        report = Path(str(trained) + ".json")
+        if report.is_file():
+            shutil.copyfile(report, Path(str(self._target) + ".json"))
+        self._cleanup()
+        prefs = preferences.get(context)
+        if prefs is not None:
+            prefs.active_skin_model = self._target.name
+        summary = next((line for line in reversed(lines or []) if "epoch" in line), "")
+        self.report({'INFO'}, f"Train Skin: wrote {self._target.name} (now the active skin model)"
+                              + (f"; {summary}" if summary else ""))
+        return {'FINISHED'}
+
+    def on_cancel(self, context):
+        if self._job is not None:
+            self._job.wait(10)  # let the terminated process exit before its folder goes
+        self._cleanup()
+
+    def _cleanup(self):
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None

@@ -1,0 +1,661 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""bonesmith.auto_skin / auto_rig: mesh(es) + any armature -> vertex groups + Armature modifier."""
+import math
+
+import numpy as np
+import pytest
+
+TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def select(objects, active):
+    import bpy
+    for other in bpy.context.view_layer.objects:
+        other.select_set(False)
+    for obj in objects:
+        obj.select_set(True)
+    bpy.context.view_layer.objects.active = active
+
+
+# A hand-made rig for conftest's blocky humanoid (mesh-local coordinates, bones along the
+# middle of each limb): name -> (head, tail, parent).
+HUMANOID_BONES = {
+    "hips": ((0, 0, 0.75), (0, 0, 1.1), None),
+    "spine": ((0, 0, 1.1), (0, 0, 1.45), "hips"),
+    "head": ((0, 0, 1.5), (0, 0, 1.85), "spine"),
+    "upper_arm.L": ((0.25, 0, 1.375), (0.55, 0, 1.375), "spine"),
+    "forearm.L": ((0.55, 0, 1.375), (0.85, 0, 1.375), "upper_arm.L"),
+    "upper_arm.R": ((-0.25, 0, 1.375), (-0.55, 0, 1.375), "spine"),
+    "forearm.R": ((-0.55, 0, 1.375), (-0.85, 0, 1.375), "upper_arm.R"),
+    "thigh.L": ((0.125, 0, 0.75), (0.125, 0, 0.4), "hips"),
+    "shin.L": ((0.125, 0, 0.4), (0.125, 0, 0.05), "thigh.L"),
+    "thigh.R": ((-0.125, 0, 0.75), (-0.125, 0, 0.4), "hips"),
+    "shin.R": ((-0.125, 0, 0.4), (-0.125, 0, 0.05), "thigh.R"),
+}
+
+
+def humanoid_skeleton(core, matrix=None):
+    """HUMANOID_BONES as a core Skeleton, mapped by `matrix` (the mesh's world matrix)."""
+    names = list(HUMANOID_BONES)
+    M = np.eye(4) if matrix is None else np.asarray(matrix)
+    world = lambda p: (M @ (*p, 1.0))[:3]  # noqa: E731
+    heads = np.array([world(HUMANOID_BONES[n][0]) for n in names])
+    tails = np.array([world(HUMANOID_BONES[n][1]) for n in names])
+    parents = [names.index(HUMANOID_BONES[n][2]) if HUMANOID_BONES[n][2] else -1 for n in names]
+    return core.Skeleton(heads, parents, tails, names)
+
+
+def hand_armature(bridge, core, obj, **transform):
+    """The hand-made humanoid armature (not parented, no modifier) on `obj`."""
+    import bpy
+    armature = bridge.armature.skeleton_to_armature(
+        humanoid_skeleton(core, np.array(obj.matrix_world)), name="Rig")
+    for key, value in transform.items():
+        setattr(armature, key, value)
+    bpy.context.view_layer.update()
+    return armature
+
+
+def bone_groups(obj, armature):
+    """(V, J) weights of obj for the armature's deforming bones, and their names."""
+    import bpy  # noqa: F401
+    names = [b.name for b in armature.data.bones if b.use_deform]
+    weights = np.zeros((len(obj.data.vertices), len(names)))
+    index = {obj.vertex_groups[n].index: j for j, n in enumerate(names) if n in obj.vertex_groups}
+    for v in obj.data.vertices:
+        for g in v.groups:
+            if g.group in index:
+                weights[v.index, index[g.group]] = g.weight
+    return weights, names
+
+
+def check_weighted(obj, armature, max_influences=4):
+    weights, names = bone_groups(obj, armature)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)   # every vertex weighted
+    assert (weights > 0).sum(axis=1).max() <= max_influences
+    return weights, names
+
+
+def evaluated_world(bridge, obj):
+    import bpy
+    bpy.context.view_layer.update()
+    return bridge.mesh.object_arrays(obj)[0]
+
+
+def pose_rotate(armature, bone, angle=math.radians(80), axis='Y'):
+    import bpy
+    from mathutils import Quaternion
+    pose_bone = armature.pose.bones[bone]
+    pose_bone.rotation_mode = 'QUATERNION'
+    pose_bone.rotation_quaternion = Quaternion({'X': (1, 0, 0), 'Y': (0, 1, 0), 'Z': (0, 0, 1)}[axis], angle)
+    bpy.context.view_layer.update()
+
+
+def reset_pose(armature):
+    import bpy
+    for pose_bone in armature.pose.bones:
+        pose_bone.matrix_basis.identity()
+    bpy.context.view_layer.update()
+
+
+def subtree(armature, name):
+    bone = armature.data.bones[name]
+    return {name} | {child.name for child in bone.children_recursive}
+
+
+def vertex_group_state(obj):
+    """name -> {vertex: weight} of every vertex group."""
+    state = {g.name: {} for g in obj.vertex_groups}
+    names = {g.index: g.name for g in obj.vertex_groups}
+    for v in obj.data.vertices:
+        for g in v.groups:
+            state[names[g.group]][v.index] = round(g.weight, 6)
+    return state
+
+
+# -- hand-made armature -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("transform", ["identity", "unapplied"])
+def test_auto_skin_hand_made_armature(bridge, core, make_mesh, humanoid, transform):
+    import bpy
+    vertices, faces = humanoid
+    obj = make_mesh("body", vertices, faces, **(TRANSFORM if transform == "unapplied" else {}))
+    # the user's own vertex group, which Auto Skin must leave alone
+    mask = obj.vertex_groups.new(name="cloth_pin")
+    mask.add(list(range(0, len(vertices), 7)), 0.25, 'REPLACE')
+    user_groups = vertex_group_state(obj)
+    armature = hand_armature(bridge, core, obj)
+    world_before = np.array(obj.matrix_world)
+    rest = evaluated_world(bridge, obj)
+    select([obj, armature], armature)
+
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+
+    weights, names = check_weighted(obj, armature)
+    assert sorted(names) == sorted(g.name for g in obj.vertex_groups if g.name != "cloth_pin")
+    assert vertex_group_state(obj)["cloth_pin"] == user_groups["cloth_pin"]
+    assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [armature]
+    assert obj.parent == armature
+    np.testing.assert_allclose(np.array(obj.matrix_world), world_before, atol=1e-6)
+    size = float(np.linalg.norm(np.ptp(rest, axis=0)))
+    np.testing.assert_allclose(evaluated_world(bridge, obj), rest, atol=1e-5 * size)  # rest: no move
+
+    # every bone gets the vertices around it
+    local = vertices  # mesh-local coordinates: x = left/right, z = up
+    hand_l = local[:, 0] > 0.8
+    head = local[:, 2] > 1.65
+    foot_l = (local[:, 2] < 0.2) & (local[:, 0] > 0)
+    column = {n: j for j, n in enumerate(names)}
+    assert weights[hand_l, column["forearm.L"]].mean() > 0.9
+    assert weights[head, column["head"]].mean() > 0.9
+    assert weights[foot_l, column["shin.L"]].mean() > 0.9
+
+    # posing the left forearm moves the left hand, not the head, the right arm or the feet
+    pose_rotate(armature, "forearm.L", axis="X")
+    moved = np.linalg.norm(evaluated_world(bridge, obj) - rest, axis=1)
+    assert moved[hand_l].min() > 0.03 * size
+    assert moved[local[:, 0] < 0.2].max() < 1e-6 * size
+    assert moved[head].max() < 1e-6 * size
+    reset_pose(armature)
+    np.testing.assert_allclose(evaluated_world(bridge, obj), rest, atol=1e-5 * size)
+
+
+def test_auto_skin_finds_armature_from_modifier(bridge, core, make_mesh, humanoid):
+    """Only the mesh selected: the armature comes from its Armature modifier (or parent)."""
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    armature = bridge.armature.build_rig(humanoid_skeleton(core), [obj])
+    select([obj], obj)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    check_weighted(obj, armature)
+    assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [armature]  # not a second one
+
+
+def test_auto_skin_replaces_its_groups_and_keeps_others(bridge, core, make_mesh, humanoid):
+    """Running twice gives the same weights: stale members of the bone groups are removed."""
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, core, obj)
+    head = obj.vertex_groups.new(name="head")          # a stale group named like a bone
+    head.add(list(range(len(obj.data.vertices))), 1.0, 'REPLACE')
+    other = obj.vertex_groups.new(name="other")
+    other.add([0, 1, 2], 0.5, 'REPLACE')
+    select([obj, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    first, _ = check_weighted(obj, armature)
+    assert (first[:, [b.name for b in armature.data.bones].index("head")] < 1).any()
+    assert obj.vertex_groups[0].name == "head"      # the group kept its place
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    second, _ = check_weighted(obj, armature)
+    np.testing.assert_allclose(second, first, atol=1e-6)
+    assert vertex_group_state(obj)["other"] == {0: 0.5, 1: 0.5, 2: 0.5}
+    assert len([m for m in obj.modifiers if m.type == 'ARMATURE']) == 1
+
+
+def test_auto_skin_from_edit_mode(bridge, core, make_mesh, humanoid):
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, core, obj)
+    select([obj, armature], obj)
+    armature.select_set(True)
+    bpy.ops.object.mode_set(mode='EDIT')
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    assert bpy.context.mode == 'OBJECT'
+    check_weighted(obj, armature)
+
+
+def test_operators_are_undoable(ext_module):
+    ops = ext_module("operators")
+    for cls, idname in ((ops.BONESMITH_OT_auto_skin, "bonesmith.auto_skin"),
+                        (ops.BONESMITH_OT_auto_rig, "bonesmith.auto_rig"),
+                        (ops.BONESMITH_OT_train_skin, "bonesmith.train_skin")):
+        assert cls.bl_idname == idname
+        assert {'REGISTER', 'UNDO'} <= set(cls.bl_options)
+
+
+# -- the sample character with Auto Skeleton's armature ---------------------------------------
+
+def test_auto_skin_sample_with_auto_skeleton(bridge, make_mesh, sample):
+    import bpy
+    obj = make_mesh("sample", *sample, **TRANSFORM)
+    assert bpy.ops.bonesmith.auto_skeleton() == {'FINISHED'}
+    armature = obj.parent
+    assert not obj.vertex_groups
+    select([obj, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    weights, names = check_weighted(obj, armature)
+    assert len(names) == len(armature.data.bones) and set(names) <= {g.name for g in obj.vertex_groups}
+    # every bone that has a mesh around it moves something
+    assert (weights.max(axis=0) > 0).sum() >= 0.8 * len(names)
+
+    # posing an arm moves exactly the vertices weighted to that arm's bones
+    rest = evaluated_world(bridge, obj)
+    size = float(np.linalg.norm(np.ptp(rest, axis=0)))
+    arm = next(n for n in ("arm_02.L", "arm_01.L", "arm_02.R", "arm_01.R") if n in names)
+    moving = [names.index(n) for n in subtree(armature, arm) if n in names]
+    share = weights[:, moving].sum(axis=1)
+    pose_rotate(armature, arm, axis='X')
+    moved = np.linalg.norm(evaluated_world(bridge, obj) - rest, axis=1)
+    assert moved[share == 0].max() < 1e-6 * size
+    assert np.median(moved[share > 0.9]) > 0.02 * size
+    # ... and they are all on that arm's side of the body
+    side = 1.0 if arm.endswith(".L") else -1.0
+    local = sample[0]
+    center = (local.min(0) + local.max(0)) / 2
+    assert np.all(side * (local[share > 0.5, 0] - center[0]) > 0)
+
+
+def test_auto_rig_one_click(bridge, make_mesh, sample):
+    import bpy
+    obj = make_mesh("sample", *sample)
+    assert bpy.ops.bonesmith.auto_rig() == {'FINISHED'}
+    armature = obj.parent
+    assert armature is not None and armature.type == 'ARMATURE'
+    assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [armature]
+    weights, names = check_weighted(obj, armature)
+    assert len(names) == len(armature.data.bones) > 5
+    assert bpy.context.view_layer.objects.active == armature
+
+
+def test_auto_rig_bad_mesh_changes_nothing(make_mesh, scene_state):
+    import bpy
+    make_mesh("flat", np.eye(3), np.array([[0, 1, 2]]))
+    before = scene_state()
+    with pytest.raises(RuntimeError):
+        bpy.ops.bonesmith.auto_rig()
+    assert scene_state() == before and not bpy.data.armatures
+
+
+# -- any armature: Rigify-like (DEF bones among helpers) ---------------------------------------
+
+def rigify_like(core, obj):
+    """The hand skeleton as DEF- bones under non-deforming ORG- parents, plus MCH- and
+    control bones (all non-deforming) spread over the body."""
+    import bpy
+    from mathutils import Vector
+    skeleton = humanoid_skeleton(core, np.array(obj.matrix_world))
+    data = bpy.data.armatures.new("rig")
+    armature = bpy.data.objects.new("rig", data)
+    bpy.context.scene.collection.objects.link(armature)
+    select([armature], armature)
+    bpy.ops.object.mode_set(mode='EDIT')
+    org, deform = [], []
+    for j, name in enumerate(skeleton.names):
+        head, tail = Vector(skeleton.joints[j]), Vector(skeleton.tails[j])
+        o = data.edit_bones.new(f"ORG-{name}")
+        o.head, o.tail, o.use_deform = head, tail, False
+        d = data.edit_bones.new(f"DEF-{name}")
+        d.head, d.tail, d.use_deform = head, tail, True
+        m = data.edit_bones.new(f"MCH-{name}")
+        m.head, m.tail, m.use_deform = head, head + (tail - head) * 0.5, False
+        c = data.edit_bones.new(f"{name}_ctrl")
+        c.head, c.tail, c.use_deform = tail, tail + Vector((0, -0.2, 0)), False
+        org.append(o)
+        deform.append(d)
+        d.parent = o
+        m.parent = o
+    for j, p in enumerate(skeleton.parents):
+        if p >= 0:
+            org[j].parent = org[p]
+    root = data.edit_bones.new("root")
+    root.head, root.tail, root.use_deform = (0, 0, 0), (0, 0.3, 0), False
+    org[0].parent = root
+    bpy.ops.object.mode_set(mode='OBJECT')
+    return armature, [f"DEF-{n}" for n in skeleton.names]
+
+
+def test_auto_skin_rigify_like_only_def_bones(bridge, core, make_mesh, humanoid):
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    armature, deform_names = rigify_like(core, obj)
+    select([obj, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    assert sorted(g.name for g in obj.vertex_groups) == sorted(deform_names)
+    weights, names = check_weighted(obj, armature)
+    # the DEF bones move with their ORG parents: posing ORG-forearm.L moves the left hand
+    rest = evaluated_world(bridge, obj)
+    pose_rotate(armature, "ORG-forearm.L", axis="X")
+    moved = np.linalg.norm(evaluated_world(bridge, obj) - rest, axis=1)
+    assert moved[humanoid[0][:, 0] > 0.8].min() > 0.01
+    assert moved[humanoid[0][:, 0] < 0.2].max() < 1e-6
+
+
+# -- bad input: a clear message and nothing changed, or a correct result ----------------------
+
+def full_state(scene_state):
+    import bpy
+    state = scene_state()
+    state["groups"] = {o.name: vertex_group_state(o) for o in bpy.data.objects if o.type == 'MESH'}
+    return state
+
+
+def test_armature_without_deforming_bones(bridge, core, make_mesh, humanoid, scene_state):
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, core, obj)
+    for bone in armature.data.bones:
+        bone.use_deform = False
+    select([obj, armature], armature)
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="no deforming bones"):
+        bpy.ops.bonesmith.auto_skin()
+    assert full_state(scene_state) == before
+
+
+def test_no_armature(make_mesh, humanoid, scene_state):
+    import bpy
+    make_mesh("body", *humanoid)
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="No armature"):
+        bpy.ops.bonesmith.auto_skin()
+    assert full_state(scene_state) == before
+
+
+def test_only_armature_selected(bridge, core, make_mesh, humanoid, scene_state):
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, core, obj)
+    select([armature], armature)
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="needs a mesh"):
+        bpy.ops.bonesmith.auto_skin()
+    select([], None)
+    with pytest.raises(RuntimeError, match="Nothing is selected"):
+        bpy.ops.bonesmith.auto_skin()
+    assert full_state(scene_state) == before
+
+
+def test_mesh_and_armature_far_apart(bridge, core, make_mesh, humanoid, scene_state):
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, core, obj, location=(25.0, 0.0, 0.0))
+    select([obj, armature], armature)
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="far away from the bones") as error:
+        bpy.ops.bonesmith.auto_skin()
+    assert "'body'" in str(error.value)
+    assert full_state(scene_state) == before
+
+
+def test_mesh_and_armature_apart_but_transformed_onto_each_other(bridge, core, make_mesh, humanoid):
+    """Objects far apart by their origins but overlapping in world space are fine (what counts
+    is where the vertices and bones are, not the object origins)."""
+    import bpy
+    vertices, faces = humanoid
+    obj = make_mesh("body", vertices - (30.0, 0.0, 0.0), faces, location=(30.0, 0.0, 0.0))
+    matrix = np.eye(4)
+    matrix[:3, 3] = (-40.0, 0.0, 0.0)
+    armature = bridge.armature.skeleton_to_armature(
+        humanoid_skeleton(core), name="Rig", matrix_world=matrix)  # bones still on the body
+    assert tuple(armature.location) == (-40.0, 0.0, 0.0)
+    select([obj, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    weights, names = check_weighted(obj, armature)
+    assert weights[vertices[:, 0] > 0.8, names.index("forearm.L")].mean() > 0.9
+    np.testing.assert_allclose(np.array(obj.matrix_world)[:3, 3], (30.0, 0.0, 0.0), atol=1e-6)
+
+
+def test_bone_outside_the_mesh(bridge, core, make_mesh, humanoid):
+    """A deforming bone that floats beside the body (a prop, a stray helper) still gives
+    every vertex weights, and the body keeps its own bones."""
+    import bpy
+    from mathutils import Vector
+    vertices, faces = humanoid
+    obj = make_mesh("body", vertices, faces)
+    armature = hand_armature(bridge, core, obj)
+    select([armature], armature)
+    bpy.ops.object.mode_set(mode='EDIT')
+    stray = armature.data.edit_bones.new("prop")
+    stray.head, stray.tail = Vector((1.5, 0.0, 1.0)), Vector((1.5, 0.0, 1.4))
+    bpy.ops.object.mode_set(mode='OBJECT')
+    select([obj, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    weights, names = check_weighted(obj, armature)
+    assert weights[vertices[:, 0] < 0.6, names.index("prop")].max() == 0.0
+    assert weights[vertices[:, 2] > 1.65, names.index("head")].mean() > 0.9
+
+
+def test_tiny_bones(bridge, core, make_mesh, humanoid):
+    """Near-zero-length bones (the shortest Blender keeps) are weighted like any other, and
+    nothing breaks."""
+    import bpy
+    from mathutils import Vector
+    vertices, faces = humanoid
+    obj = make_mesh("body", vertices, faces)
+    armature = hand_armature(bridge, core, obj)
+    select([armature], armature)
+    bpy.ops.object.mode_set(mode='EDIT')
+    bones = armature.data.edit_bones
+    tiny = bones.new("tiny")
+    tiny.head = bones["head"].tail
+    tiny.tail = tiny.head + Vector((0.0, 0.0, 2e-5))
+    tiny.parent = bones["head"]
+    bones["forearm.L"].tail = bones["forearm.L"].head + Vector((2e-5, 0.0, 0.0))
+    bpy.ops.object.mode_set(mode='OBJECT')
+    assert "tiny" in armature.data.bones
+    select([obj, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    weights, names = check_weighted(obj, armature)
+    hand_l = vertices[:, 0] > 0.8
+    assert weights[hand_l, names.index("forearm.L")].mean() > 0.5
+
+
+def test_zero_length_bone(bridge, core, make_mesh, humanoid):
+    """A bone made with head == tail (Blender keeps it, a few micrometres long) is weighted
+    like any other bone; every vertex still gets weights."""
+    import bpy
+    vertices, faces = humanoid
+    obj = make_mesh("body", vertices, faces)
+    armature = hand_armature(bridge, core, obj)
+    select([armature], armature)
+    bpy.ops.object.mode_set(mode='EDIT')
+    zero = armature.data.edit_bones.new("zero")
+    zero.head = zero.tail = armature.data.edit_bones["spine"].tail
+    zero.parent = armature.data.edit_bones["spine"]
+    bpy.ops.object.mode_set(mode='OBJECT')
+    assert armature.data.bones["zero"].length < 1e-5
+    select([obj, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    weights, names = check_weighted(obj, armature)
+    assert "zero" in names
+    assert weights[vertices[:, 0] > 0.8, names.index("forearm.L")].mean() > 0.9
+
+
+def test_several_meshes(bridge, core, make_mesh, humanoid):
+    """Several selected meshes are weighted together (each keeps its own vertex order,
+    transforms and groups) to one armature."""
+    import bpy
+    vertices, faces = humanoid
+    top = vertices[:, 2] > 1.55
+    keep = np.all(top[faces], axis=1)
+    body = make_mesh("body", vertices, faces, location=(0.3, 0, 0))
+    used = np.unique(faces[keep])
+    remap = -np.ones(len(vertices), dtype=int)
+    remap[used] = np.arange(len(used))
+    # a helmet: the head's surface, scaled up a little, as its own object with a transform
+    helmet_local = (vertices[used] - (0, 0, 1.7)) * 1.1
+    helmet = make_mesh("helmet", helmet_local, remap[faces[keep]], location=(0.3, 0, 1.7), select=False)
+    armature = hand_armature(bridge, core, body)
+    select([body, helmet, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    for obj in (body, helmet):
+        assert obj.parent == armature
+        assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [armature]
+        check_weighted(obj, armature)
+    weights, names = bone_groups(helmet, armature)
+    assert weights[:, names.index("head")].mean() > 0.8
+
+
+def test_meshes_of_different_armatures(bridge, core, make_mesh, humanoid, scene_state):
+    import bpy
+    a = make_mesh("a", *humanoid)
+    b = make_mesh("b", *humanoid, location=(3, 0, 0), select=False)
+    bridge.armature.build_rig(humanoid_skeleton(core, np.array(a.matrix_world)), [a], name="RigA")
+    bridge.armature.build_rig(humanoid_skeleton(core, np.array(b.matrix_world)), [b], name="RigB")
+    select([a, b], a)
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="different armatures"):
+        bpy.ops.bonesmith.auto_skin()
+    assert full_state(scene_state) == before
+
+
+def test_several_armatures_selected_uses_active(bridge, core, make_mesh, humanoid):
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    first = hand_armature(bridge, core, obj)
+    second = hand_armature(bridge, core, obj)
+    select([obj, first, second], obj)
+    with pytest.raises(RuntimeError, match="Several armatures"):
+        bpy.ops.bonesmith.auto_skin()
+    select([obj, first, second], second)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [second]
+
+
+def test_empty_mesh_is_refused(bridge, core, make_mesh, humanoid, scene_state):
+    import bpy
+    body = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, core, body)
+    empty = make_mesh("empty", np.zeros((0, 3)), np.zeros((0, 3), int), select=False)
+    select([empty, armature], armature)
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="'empty' has no vertices"):
+        bpy.ops.bonesmith.auto_skin()
+    assert full_state(scene_state) == before
+
+
+# -- the modal (background thread) path, driven by hand --------------------------------------
+
+class _Event:
+    def __init__(self, type, value='NOTHING'):
+        self.type, self.value = type, value
+
+
+def _modal(ext_module, slow=False):
+    """A stand-in `self` for BONESMITH_OT_auto_skin with its job started, as invoke() leaves
+    it for a large mesh in the UI."""
+    import bpy
+    module = ext_module("operators.auto_skin")
+    Job = ext_module("operators.job").Job
+    cls = module.BONESMITH_OT_auto_skin
+
+    class Stand_in:
+        bl_label = cls.bl_label
+        max_influences = 4
+        _timer = None
+        _started = 0.0
+        modal, finish, fail, on_cancel, _stop, _status, _done = (
+            cls.modal, cls.finish, cls.fail, cls.on_cancel, cls._stop, cls._status, cls._done)
+        seconds = 0.0
+
+        def __init__(self):
+            self.reports = []
+
+        def report(self, kind, message):
+            self.reports.append((set(kind), message))
+
+    op = Stand_in()
+    op._input = module.read_input(bpy.context)
+
+    def work(progress):
+        if slow:
+            import time
+            for i in range(2000):
+                progress(i / 2000, "waiting")
+                time.sleep(0.005)
+        return module.compute(op._input, 4, progress)
+
+    op._job = Job(work).start()
+    return op
+
+
+def _drive(op):
+    import time
+    import bpy
+    deadline = time.monotonic() + 120
+    while (result := op.modal(bpy.context, _Event('TIMER'))) == {'PASS_THROUGH'}:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return result
+
+
+def test_modal_auto_skin_finishes(ext_module, bridge, core, make_mesh, humanoid):
+    obj = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, core, obj)
+    select([obj, armature], armature)
+    op = _modal(ext_module)
+    assert _drive(op) == {'FINISHED'}, op.reports
+    check_weighted(obj, armature)
+    assert any("Auto Skin:" in message for _, message in op.reports)
+
+
+def test_modal_auto_skin_escape_changes_nothing(ext_module, bridge, core, make_mesh, humanoid,
+                                                scene_state):
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, core, obj)
+    select([obj, armature], armature)
+    before = full_state(scene_state)
+    op = _modal(ext_module, slow=True)
+    assert op.modal(bpy.context, _Event('TIMER')) == {'PASS_THROUGH'}
+    assert op.modal(bpy.context, _Event('ESC', 'PRESS')) == {'CANCELLED'}
+    assert op._job.wait(30)
+    assert full_state(scene_state) == before
+    assert op.reports == [({'INFO'}, "Auto Skin cancelled")]
+
+
+def test_modal_auto_skin_mesh_edited_meanwhile(ext_module, bridge, core, make_mesh, humanoid):
+    import bmesh
+    obj = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, core, obj)
+    select([obj, armature], armature)
+    op = _modal(ext_module)
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.verts.new((5.0, 5.0, 5.0))
+    bm.to_mesh(obj.data)
+    bm.free()
+    assert _drive(op) == {'CANCELLED'}
+    assert "edited while Auto Skin ran" in op.reports[-1][1]
+    assert not obj.vertex_groups
+
+
+# -- FBX: the weights survive export and import ------------------------------------------------
+
+@pytest.mark.parametrize("source", ["hand_made", "auto_rig"])
+def test_fbx_round_trip_keeps_weights(bridge, core, make_mesh, humanoid, tmp_path, source):
+    import bpy
+    from scipy.spatial import cKDTree
+    vertices, faces = humanoid
+    obj = make_mesh("body", vertices, faces, **TRANSFORM)
+    if source == "hand_made":
+        armature = hand_armature(bridge, core, obj)
+        select([obj, armature], armature)
+        assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    else:
+        assert bpy.ops.bonesmith.auto_rig() == {'FINISHED'}
+        armature = obj.parent
+    weights, names = check_weighted(obj, armature)
+    positions = evaluated_world(bridge, obj)
+    path = tmp_path / "skinned.fbx"
+    select([obj], obj)
+    assert bpy.ops.bonesmith.export_fbx(filepath=str(path)) == {'FINISHED'}
+
+    for datablock in list(bpy.data.objects):
+        bpy.data.objects.remove(datablock)
+    for blocks in (bpy.data.meshes, bpy.data.armatures):
+        for datablock in list(blocks):
+            blocks.remove(datablock)
+    bpy.ops.import_scene.fbx(filepath=str(path))
+    (mesh,) = [o for o in bpy.data.objects if o.type == 'MESH']
+    (imported,) = [o for o in bpy.data.objects if o.type == 'ARMATURE']
+    got, got_names = bone_groups(mesh, imported)
+    assert sorted(got_names) == sorted(names)
+    got = got[:, [got_names.index(n) for n in names]]
+    # match the vertices by position (the importer may reorder them)
+    size = float(np.linalg.norm(np.ptp(positions, axis=0)))
+    distance, index = cKDTree(evaluated_world(bridge, mesh)).query(positions)
+    assert distance.max() < 1e-4 * size
+    np.testing.assert_allclose(got[index], weights, atol=1e-4)
