@@ -243,6 +243,42 @@ def hand_skeleton(core):
     return make
 
 
+# A hand-made rig for conftest's blocky humanoid (mesh-local coordinates, bones along the
+# middle of each limb): name -> (head, tail, parent).
+HUMANOID_BONES = {
+    "hips": ((0, 0, 0.75), (0, 0, 1.1), None),
+    "spine": ((0, 0, 1.1), (0, 0, 1.45), "hips"),
+    "head": ((0, 0, 1.5), (0, 0, 1.85), "spine"),
+    "upper_arm.L": ((0.25, 0, 1.375), (0.55, 0, 1.375), "spine"),
+    "forearm.L": ((0.55, 0, 1.375), (0.85, 0, 1.375), "upper_arm.L"),
+    "upper_arm.R": ((-0.25, 0, 1.375), (-0.55, 0, 1.375), "spine"),
+    "forearm.R": ((-0.55, 0, 1.375), (-0.85, 0, 1.375), "upper_arm.R"),
+    "thigh.L": ((0.125, 0, 0.75), (0.125, 0, 0.4), "hips"),
+    "shin.L": ((0.125, 0, 0.4), (0.125, 0, 0.05), "thigh.L"),
+    "thigh.R": ((-0.125, 0, 0.75), (-0.125, 0, 0.4), "hips"),
+    "shin.R": ((-0.125, 0, 0.4), (-0.125, 0, 0.05), "thigh.R"),
+}
+
+
+def _humanoid_skeleton(core, matrix=None):
+    """HUMANOID_BONES as a core Skeleton, mapped by `matrix` (the mesh's world matrix)."""
+    names = list(HUMANOID_BONES)
+    M = np.eye(4) if matrix is None else np.asarray(matrix)
+    world = lambda p: (M @ (*p, 1.0))[:3]  # noqa: E731
+    heads = np.array([world(HUMANOID_BONES[n][0]) for n in names])
+    tails = np.array([world(HUMANOID_BONES[n][1]) for n in names])
+    parents = [names.index(HUMANOID_BONES[n][2]) if HUMANOID_BONES[n][2] else -1 for n in names]
+    return core.Skeleton(heads, parents, tails, names)
+
+
+@pytest.fixture(scope="session")
+def humanoid_skeleton(core):
+    """humanoid_skeleton(matrix=None) -> a hand-made Skeleton for the humanoid mesh (bones
+    along the middle of each limb, named like a game rig), in the world space of a mesh
+    object with world matrix `matrix`."""
+    return lambda matrix=None: _humanoid_skeleton(core, matrix)
+
+
 @pytest.fixture(scope="session")
 def sample_path():
     return SAMPLE

@@ -19,39 +19,11 @@ def select(objects, active):
     bpy.context.view_layer.objects.active = active
 
 
-# A hand-made rig for conftest's blocky humanoid (mesh-local coordinates, bones along the
-# middle of each limb): name -> (head, tail, parent).
-HUMANOID_BONES = {
-    "hips": ((0, 0, 0.75), (0, 0, 1.1), None),
-    "spine": ((0, 0, 1.1), (0, 0, 1.45), "hips"),
-    "head": ((0, 0, 1.5), (0, 0, 1.85), "spine"),
-    "upper_arm.L": ((0.25, 0, 1.375), (0.55, 0, 1.375), "spine"),
-    "forearm.L": ((0.55, 0, 1.375), (0.85, 0, 1.375), "upper_arm.L"),
-    "upper_arm.R": ((-0.25, 0, 1.375), (-0.55, 0, 1.375), "spine"),
-    "forearm.R": ((-0.55, 0, 1.375), (-0.85, 0, 1.375), "upper_arm.R"),
-    "thigh.L": ((0.125, 0, 0.75), (0.125, 0, 0.4), "hips"),
-    "shin.L": ((0.125, 0, 0.4), (0.125, 0, 0.05), "thigh.L"),
-    "thigh.R": ((-0.125, 0, 0.75), (-0.125, 0, 0.4), "hips"),
-    "shin.R": ((-0.125, 0, 0.4), (-0.125, 0, 0.05), "thigh.R"),
-}
-
-
-def humanoid_skeleton(core, matrix=None):
-    """HUMANOID_BONES as a core Skeleton, mapped by `matrix` (the mesh's world matrix)."""
-    names = list(HUMANOID_BONES)
-    M = np.eye(4) if matrix is None else np.asarray(matrix)
-    world = lambda p: (M @ (*p, 1.0))[:3]  # noqa: E731
-    heads = np.array([world(HUMANOID_BONES[n][0]) for n in names])
-    tails = np.array([world(HUMANOID_BONES[n][1]) for n in names])
-    parents = [names.index(HUMANOID_BONES[n][2]) if HUMANOID_BONES[n][2] else -1 for n in names]
-    return core.Skeleton(heads, parents, tails, names)
-
-
-def hand_armature(bridge, core, obj, **transform):
+def hand_armature(bridge, humanoid_skeleton, obj, **transform):
     """The hand-made humanoid armature (not parented, no modifier) on `obj`."""
     import bpy
     armature = bridge.armature.skeleton_to_armature(
-        humanoid_skeleton(core, np.array(obj.matrix_world)), name="Rig")
+        humanoid_skeleton(np.array(obj.matrix_world)), name="Rig")
     for key, value in transform.items():
         setattr(armature, key, value)
     bpy.context.view_layer.update()
@@ -118,7 +90,7 @@ def vertex_group_state(obj):
 # -- hand-made armature -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("transform", ["identity", "unapplied"])
-def test_auto_skin_hand_made_armature(bridge, core, make_mesh, humanoid, transform):
+def test_auto_skin_hand_made_armature(bridge, humanoid_skeleton, make_mesh, humanoid, transform):
     import bpy
     vertices, faces = humanoid
     obj = make_mesh("body", vertices, faces, **(TRANSFORM if transform == "unapplied" else {}))
@@ -126,7 +98,7 @@ def test_auto_skin_hand_made_armature(bridge, core, make_mesh, humanoid, transfo
     mask = obj.vertex_groups.new(name="cloth_pin")
     mask.add(list(range(0, len(vertices), 7)), 0.25, 'REPLACE')
     user_groups = vertex_group_state(obj)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     world_before = np.array(obj.matrix_world)
     rest = evaluated_world(bridge, obj)
     select([obj, armature], armature)
@@ -162,22 +134,22 @@ def test_auto_skin_hand_made_armature(bridge, core, make_mesh, humanoid, transfo
     np.testing.assert_allclose(evaluated_world(bridge, obj), rest, atol=1e-5 * size)
 
 
-def test_auto_skin_finds_armature_from_modifier(bridge, core, make_mesh, humanoid):
+def test_auto_skin_finds_armature_from_modifier(bridge, humanoid_skeleton, make_mesh, humanoid):
     """Only the mesh selected: the armature comes from its Armature modifier (or parent)."""
     import bpy
     obj = make_mesh("body", *humanoid)
-    armature = bridge.armature.build_rig(humanoid_skeleton(core), [obj])
+    armature = bridge.armature.build_rig(humanoid_skeleton(), [obj])
     select([obj], obj)
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
     check_weighted(obj, armature)
     assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [armature]  # not a second one
 
 
-def test_auto_skin_replaces_its_groups_and_keeps_others(bridge, core, make_mesh, humanoid):
+def test_auto_skin_replaces_its_groups_and_keeps_others(bridge, humanoid_skeleton, make_mesh, humanoid):
     """Running twice gives the same weights: stale members of the bone groups are removed."""
     import bpy
     obj = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     head = obj.vertex_groups.new(name="head")          # a stale group named like a bone
     head.add(list(range(len(obj.data.vertices))), 1.0, 'REPLACE')
     other = obj.vertex_groups.new(name="other")
@@ -194,10 +166,10 @@ def test_auto_skin_replaces_its_groups_and_keeps_others(bridge, core, make_mesh,
     assert len([m for m in obj.modifiers if m.type == 'ARMATURE']) == 1
 
 
-def test_auto_skin_from_edit_mode(bridge, core, make_mesh, humanoid):
+def test_auto_skin_from_edit_mode(bridge, humanoid_skeleton, make_mesh, humanoid):
     import bpy
     obj = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     select([obj, armature], obj)
     armature.select_set(True)
     bpy.ops.object.mode_set(mode='EDIT')
@@ -270,12 +242,12 @@ def test_auto_rig_bad_mesh_changes_nothing(make_mesh, scene_state):
 
 # -- any armature: Rigify-like (DEF bones among helpers) ---------------------------------------
 
-def rigify_like(core, obj):
+def rigify_like(humanoid_skeleton, obj):
     """The hand skeleton as DEF- bones under non-deforming ORG- parents, plus MCH- and
     control bones (all non-deforming) spread over the body."""
     import bpy
     from mathutils import Vector
-    skeleton = humanoid_skeleton(core, np.array(obj.matrix_world))
+    skeleton = humanoid_skeleton(np.array(obj.matrix_world))
     data = bpy.data.armatures.new("rig")
     armature = bpy.data.objects.new("rig", data)
     bpy.context.scene.collection.objects.link(armature)
@@ -306,10 +278,10 @@ def rigify_like(core, obj):
     return armature, [f"DEF-{n}" for n in skeleton.names]
 
 
-def test_auto_skin_rigify_like_only_def_bones(bridge, core, make_mesh, humanoid):
+def test_auto_skin_rigify_like_only_def_bones(bridge, humanoid_skeleton, make_mesh, humanoid):
     import bpy
     obj = make_mesh("body", *humanoid)
-    armature, deform_names = rigify_like(core, obj)
+    armature, deform_names = rigify_like(humanoid_skeleton, obj)
     select([obj, armature], armature)
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
     assert sorted(g.name for g in obj.vertex_groups) == sorted(deform_names)
@@ -331,10 +303,10 @@ def full_state(scene_state):
     return state
 
 
-def test_armature_without_deforming_bones(bridge, core, make_mesh, humanoid, scene_state):
+def test_armature_without_deforming_bones(bridge, humanoid_skeleton, make_mesh, humanoid, scene_state):
     import bpy
     obj = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     for bone in armature.data.bones:
         bone.use_deform = False
     select([obj, armature], armature)
@@ -353,10 +325,10 @@ def test_no_armature(make_mesh, humanoid, scene_state):
     assert full_state(scene_state) == before
 
 
-def test_only_armature_selected(bridge, core, make_mesh, humanoid, scene_state):
+def test_only_armature_selected(bridge, humanoid_skeleton, make_mesh, humanoid, scene_state):
     import bpy
     obj = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     select([armature], armature)
     before = full_state(scene_state)
     with pytest.raises(RuntimeError, match="needs a mesh"):
@@ -367,10 +339,10 @@ def test_only_armature_selected(bridge, core, make_mesh, humanoid, scene_state):
     assert full_state(scene_state) == before
 
 
-def test_mesh_and_armature_far_apart(bridge, core, make_mesh, humanoid, scene_state):
+def test_mesh_and_armature_far_apart(bridge, humanoid_skeleton, make_mesh, humanoid, scene_state):
     import bpy
     obj = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, core, obj, location=(25.0, 0.0, 0.0))
+    armature = hand_armature(bridge, humanoid_skeleton, obj, location=(25.0, 0.0, 0.0))
     select([obj, armature], armature)
     before = full_state(scene_state)
     with pytest.raises(RuntimeError, match="far away from the bones") as error:
@@ -379,7 +351,7 @@ def test_mesh_and_armature_far_apart(bridge, core, make_mesh, humanoid, scene_st
     assert full_state(scene_state) == before
 
 
-def test_mesh_and_armature_apart_but_transformed_onto_each_other(bridge, core, make_mesh, humanoid):
+def test_mesh_and_armature_apart_but_transformed_onto_each_other(bridge, humanoid_skeleton, make_mesh, humanoid):
     """Objects far apart by their origins but overlapping in world space are fine (what counts
     is where the vertices and bones are, not the object origins)."""
     import bpy
@@ -388,7 +360,7 @@ def test_mesh_and_armature_apart_but_transformed_onto_each_other(bridge, core, m
     matrix = np.eye(4)
     matrix[:3, 3] = (-40.0, 0.0, 0.0)
     armature = bridge.armature.skeleton_to_armature(
-        humanoid_skeleton(core), name="Rig", matrix_world=matrix)  # bones still on the body
+        humanoid_skeleton(), name="Rig", matrix_world=matrix)  # bones still on the body
     assert tuple(armature.location) == (-40.0, 0.0, 0.0)
     select([obj, armature], armature)
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
@@ -397,14 +369,14 @@ def test_mesh_and_armature_apart_but_transformed_onto_each_other(bridge, core, m
     np.testing.assert_allclose(np.array(obj.matrix_world)[:3, 3], (30.0, 0.0, 0.0), atol=1e-6)
 
 
-def test_bone_outside_the_mesh(bridge, core, make_mesh, humanoid):
+def test_bone_outside_the_mesh(bridge, humanoid_skeleton, make_mesh, humanoid):
     """A deforming bone that floats beside the body (a prop, a stray helper) still gives
     every vertex weights, and the body keeps its own bones."""
     import bpy
     from mathutils import Vector
     vertices, faces = humanoid
     obj = make_mesh("body", vertices, faces)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     select([armature], armature)
     bpy.ops.object.mode_set(mode='EDIT')
     stray = armature.data.edit_bones.new("prop")
@@ -417,14 +389,14 @@ def test_bone_outside_the_mesh(bridge, core, make_mesh, humanoid):
     assert weights[vertices[:, 2] > 1.65, names.index("head")].mean() > 0.9
 
 
-def test_tiny_bones(bridge, core, make_mesh, humanoid):
+def test_tiny_bones(bridge, humanoid_skeleton, make_mesh, humanoid):
     """Near-zero-length bones (the shortest Blender keeps) are weighted like any other, and
     nothing breaks."""
     import bpy
     from mathutils import Vector
     vertices, faces = humanoid
     obj = make_mesh("body", vertices, faces)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     select([armature], armature)
     bpy.ops.object.mode_set(mode='EDIT')
     bones = armature.data.edit_bones
@@ -442,13 +414,13 @@ def test_tiny_bones(bridge, core, make_mesh, humanoid):
     assert weights[hand_l, names.index("forearm.L")].mean() > 0.5
 
 
-def test_zero_length_bone(bridge, core, make_mesh, humanoid):
+def test_zero_length_bone(bridge, humanoid_skeleton, make_mesh, humanoid):
     """A bone made with head == tail (Blender keeps it, a few micrometres long) is weighted
     like any other bone; every vertex still gets weights."""
     import bpy
     vertices, faces = humanoid
     obj = make_mesh("body", vertices, faces)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     select([armature], armature)
     bpy.ops.object.mode_set(mode='EDIT')
     zero = armature.data.edit_bones.new("zero")
@@ -463,7 +435,7 @@ def test_zero_length_bone(bridge, core, make_mesh, humanoid):
     assert weights[vertices[:, 0] > 0.8, names.index("forearm.L")].mean() > 0.9
 
 
-def test_several_meshes(bridge, core, make_mesh, humanoid):
+def test_several_meshes(bridge, humanoid_skeleton, make_mesh, humanoid):
     """Several selected meshes are weighted together (each keeps its own vertex order,
     transforms and groups) to one armature."""
     import bpy
@@ -477,7 +449,7 @@ def test_several_meshes(bridge, core, make_mesh, humanoid):
     # a helmet: the head's surface, scaled up a little, as its own object with a transform
     helmet_local = (vertices[used] - (0, 0, 1.7)) * 1.1
     helmet = make_mesh("helmet", helmet_local, remap[faces[keep]], location=(0.3, 0, 1.7), select=False)
-    armature = hand_armature(bridge, core, body)
+    armature = hand_armature(bridge, humanoid_skeleton, body)
     select([body, helmet, armature], armature)
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
     for obj in (body, helmet):
@@ -488,12 +460,12 @@ def test_several_meshes(bridge, core, make_mesh, humanoid):
     assert weights[:, names.index("head")].mean() > 0.8
 
 
-def test_meshes_of_different_armatures(bridge, core, make_mesh, humanoid, scene_state):
+def test_meshes_of_different_armatures(bridge, humanoid_skeleton, make_mesh, humanoid, scene_state):
     import bpy
     a = make_mesh("a", *humanoid)
     b = make_mesh("b", *humanoid, location=(3, 0, 0), select=False)
-    bridge.armature.build_rig(humanoid_skeleton(core, np.array(a.matrix_world)), [a], name="RigA")
-    bridge.armature.build_rig(humanoid_skeleton(core, np.array(b.matrix_world)), [b], name="RigB")
+    bridge.armature.build_rig(humanoid_skeleton(np.array(a.matrix_world)), [a], name="RigA")
+    bridge.armature.build_rig(humanoid_skeleton(np.array(b.matrix_world)), [b], name="RigB")
     select([a, b], a)
     before = full_state(scene_state)
     with pytest.raises(RuntimeError, match="different armatures"):
@@ -501,11 +473,11 @@ def test_meshes_of_different_armatures(bridge, core, make_mesh, humanoid, scene_
     assert full_state(scene_state) == before
 
 
-def test_several_armatures_selected_uses_active(bridge, core, make_mesh, humanoid):
+def test_several_armatures_selected_uses_active(bridge, humanoid_skeleton, make_mesh, humanoid):
     import bpy
     obj = make_mesh("body", *humanoid)
-    first = hand_armature(bridge, core, obj)
-    second = hand_armature(bridge, core, obj)
+    first = hand_armature(bridge, humanoid_skeleton, obj)
+    second = hand_armature(bridge, humanoid_skeleton, obj)
     select([obj, first, second], obj)
     with pytest.raises(RuntimeError, match="Several armatures"):
         bpy.ops.bonesmith.auto_skin()
@@ -514,10 +486,10 @@ def test_several_armatures_selected_uses_active(bridge, core, make_mesh, humanoi
     assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [second]
 
 
-def test_empty_mesh_is_refused(bridge, core, make_mesh, humanoid, scene_state):
+def test_empty_mesh_is_refused(bridge, humanoid_skeleton, make_mesh, humanoid, scene_state):
     import bpy
     body = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, core, body)
+    armature = hand_armature(bridge, humanoid_skeleton, body)
     empty = make_mesh("empty", np.zeros((0, 3)), np.zeros((0, 3), int), select=False)
     select([empty, armature], armature)
     before = full_state(scene_state)
@@ -581,9 +553,9 @@ def _drive(op):
     return result
 
 
-def test_modal_auto_skin_finishes(ext_module, bridge, core, make_mesh, humanoid):
+def test_modal_auto_skin_finishes(ext_module, bridge, humanoid_skeleton, make_mesh, humanoid):
     obj = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     select([obj, armature], armature)
     op = _modal(ext_module)
     assert _drive(op) == {'FINISHED'}, op.reports
@@ -591,11 +563,11 @@ def test_modal_auto_skin_finishes(ext_module, bridge, core, make_mesh, humanoid)
     assert any("Auto Skin:" in message for _, message in op.reports)
 
 
-def test_modal_auto_skin_escape_changes_nothing(ext_module, bridge, core, make_mesh, humanoid,
+def test_modal_auto_skin_escape_changes_nothing(ext_module, bridge, humanoid_skeleton, make_mesh, humanoid,
                                                 scene_state):
     import bpy
     obj = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     select([obj, armature], armature)
     before = full_state(scene_state)
     op = _modal(ext_module, slow=True)
@@ -606,10 +578,10 @@ def test_modal_auto_skin_escape_changes_nothing(ext_module, bridge, core, make_m
     assert op.reports == [({'INFO'}, "Auto Skin cancelled")]
 
 
-def test_modal_auto_skin_mesh_edited_meanwhile(ext_module, bridge, core, make_mesh, humanoid):
+def test_modal_auto_skin_mesh_edited_meanwhile(ext_module, bridge, humanoid_skeleton, make_mesh, humanoid):
     import bmesh
     obj = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, core, obj)
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
     select([obj, armature], armature)
     op = _modal(ext_module)
     bm = bmesh.new()
@@ -625,13 +597,13 @@ def test_modal_auto_skin_mesh_edited_meanwhile(ext_module, bridge, core, make_me
 # -- FBX: the weights survive export and import ------------------------------------------------
 
 @pytest.mark.parametrize("source", ["hand_made", "auto_rig"])
-def test_fbx_round_trip_keeps_weights(bridge, core, make_mesh, humanoid, tmp_path, source):
+def test_fbx_round_trip_keeps_weights(bridge, humanoid_skeleton, make_mesh, humanoid, tmp_path, source):
     import bpy
     from scipy.spatial import cKDTree
     vertices, faces = humanoid
     obj = make_mesh("body", vertices, faces, **TRANSFORM)
     if source == "hand_made":
-        armature = hand_armature(bridge, core, obj)
+        armature = hand_armature(bridge, humanoid_skeleton, obj)
         select([obj, armature], armature)
         assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
     else:
