@@ -232,9 +232,16 @@ def run_scaling(args) -> int:
             V, F = subdivide_midpoint(V, F)
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
+    gave_up = set()     # a method that timed out is not tried on larger meshes
     for lev in levels:
         V, F = meshes[lev]
         for m in args.methods:
+            if m in gave_up:
+                rows.append({"vertices": len(V), "faces": len(F), "method": m, "status": "skipped",
+                             "seconds": None, "n_joints": None, "peak_rss_mb": None,
+                             "rss_before_mb": None, "imports_rss_mb": None,
+                             "error": "timed out on a smaller mesh"})
+                continue
             with Worker() as w:   # a fresh process per run: its RSS high-water mark is this run's
                 r0 = w.call("skeleton_methods:warm_up", m, args.bonesmith_impl, timeout=300)
                 r = w.call(METHODS[m], V, F, timeout=args.scaling_timeout, **method_kwargs(m, args))
@@ -247,6 +254,8 @@ def run_scaling(args) -> int:
                    "rss_before_mb": r.get("baseline_rss_mb"),
                    "imports_rss_mb": r0.get("peak_rss_mb"),
                    "error": r.get("error", "")}
+            if r["status"] == "timeout":
+                gave_up.add(m)
             rows.append(row)
             print(f"{len(V)} v  {m}: {row['status']}  {fmt(row['seconds'])} s  "
                   f"peak {fmt(row['peak_rss_mb'], 0)} MB {row['error'][:80]}", file=sys.stderr, flush=True)
@@ -263,7 +272,8 @@ def run_scaling(args) -> int:
     text = (f"## Auto Skeleton scaling ({args.scaling_record}, midpoint subdivision)\n\n"
             f"`{cmd.strip()}`\n\n{table}\n\nPeak RSS = the worker process's high-water mark "
             f"(Python, numpy and the method's libraries included; \"RSS before run\" = after "
-            f"imports and loading the mesh). A failed run shows its wall time.\n")
+            f"imports and loading the mesh). A failed run shows its wall time; a method that "
+            f"timed out is skipped on the larger meshes.\n")
     (args.out / "scaling.md").write_text(text)
     print(text)
     return 0
