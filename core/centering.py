@@ -67,3 +67,33 @@ def center_joints(pos, axes, V, F, reach, *, iterations: int = 2):
                 shift = (half[:, None] * dirs[:k][pair]).mean(axis=0)
                 pos[i] = p + shift
     return pos
+
+
+def inward_midpoints(V, F, points, k: int = 32):
+    """Points halfway through the body under the surface vertices nearest to `points`.
+
+    For each of the k nearest vertices, a ray is cast along both senses of its
+    normal (winding may be inconsistent); the midpoint to the first wall hit lies
+    inside the part. A fallback pool of inside candidates for thin, coarse meshes.
+    """
+    from scipy.spatial import cKDTree
+    T0 = V[F[:, 0]]
+    E1, E2 = V[F[:, 1]] - T0, V[F[:, 2]] - T0
+    fn = np.cross(E1, E2)
+    normals = np.zeros_like(V)
+    for c in range(3):
+        np.add.at(normals, F[:, c], fn)
+    normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-300)
+    _, near = cKDTree(V).query(np.atleast_2d(points), k=min(k, len(V)))
+    out = []
+    for v in np.unique(near):
+        n = normals[v]
+        if not np.linalg.norm(n) > 0:
+            continue
+        for sense in (-1.0, 1.0):
+            d = sense * n
+            start = V[v] + 1e-7 * d
+            t = ray_hits(start, d[None], T0, E1, E2)[0]
+            if np.isfinite(t):
+                out.append(start + 0.5 * t * d)
+    return np.array(out).reshape(-1, 3)

@@ -29,6 +29,7 @@ class CleanMesh:
     center: np.ndarray      # (3,) caller-frame bbox centre
     scale: float            # caller units per normalised unit
     source_index: np.ndarray  # (n,) one input vertex index per clean vertex
+    surface_faces: np.ndarray = None  # faces with repeats kept, for inside tests
 
     def to_world(self, points):
         return np.asarray(points) * self.scale + self.center
@@ -99,6 +100,7 @@ def clean_mesh(vertices, faces) -> CleanMesh:
     Fw = Fw[ok]
     if len(Fw) == 0:
         raise InvalidMeshError("Every face of the mesh is degenerate (repeated vertices); there is no surface to rig.")
+    all_faces = Fw      # repeats kept: a double-sided sheet encloses nothing
     # Drop repeated triangles (same three vertices), keeping the first.
     _, first_face = np.unique(np.sort(Fw, axis=1), axis=0, return_index=True)
     Fw = Fw[np.sort(first_face)]
@@ -115,7 +117,8 @@ def clean_mesh(vertices, faces) -> CleanMesh:
         re = np.full(len(Vw), -1, np.int64)
         re[keep] = np.arange(len(keep))
         Vw, source, Fw = Vw[keep], source[keep], re[Fw]
-    return CleanMesh(Vw, Fw, center, extent, source)
+        all_faces = re[all_faces]
+    return CleanMesh(Vw, Fw, center, extent, source, all_faces)
 
 
 def vertex_components(n, F):

@@ -92,9 +92,10 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         for lab in set(labels.tolist()):
             piece = free[labels == lab]
             piece_set = set(piece.tolist())
-            # Keep only pieces that reach well away from the body's surface (a ponytail,
-            # a separate limb); hair caps, clothes and armour hug it and get no bones.
-            reach = body.query(X[piece])[0] - radius[piece]
+            # Keep only pieces whose surface reaches well away from the body's surface
+            # (a head, a ponytail, a separate limb); hair caps, clothes and armour hug
+            # it and get no bones.
+            reach = body.query(np.vstack([node_points[k] for k in piece]))[0]
             if reach.max() < min_branch:
                 continue
             dd = np.linalg.norm(X[piece, None] - X[None, K], axis=2)

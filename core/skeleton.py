@@ -141,9 +141,9 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     if len(kept) == 1:
         adj[int(kept[0])]
     centroid = (vertex_area[:, None] * V).sum(axis=0) / vertex_area.sum()
+    X = _extend_leaves(X, adj, V, F)      # before pruning: a head is long once it reaches its top
     adj = rig.prune_spurs(X, adj, radius, opt["spur_length"] / detail)
     root = rig.choose_root(X, adj, centroid)
-    X = _extend_leaves(X, adj, V, F)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         return _single_bone(V, vertex_area)
     pos, par, rad, socket = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
@@ -151,8 +151,17 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     has_child = np.zeros(len(pos), bool)
     has_child[par[par >= 0]] = True
     pos = _center(pos, par, rad, socket, V, F)
-    pos, _ = rig.push_inside(pos, has_child, np.vstack([Vc, X]),
-                             lambda P: inside_mesh(P, V, F))   # the proxy: cheap on huge meshes
+    if len(V) < len(mesh.vertices):      # decimated: test on the proxy, cheap on huge meshes
+        inside = lambda P: _clearly_inside(P, V, F)
+    else:
+        inside = lambda P: _clearly_inside(P, mesh.vertices, mesh.surface_faces)
+    pos, _ = rig.push_inside(pos, has_child, np.vstack([Vc, X]), inside)
+    outside = has_child.copy()
+    outside[has_child] = ~inside(pos[has_child])
+    if outside.any():       # thin parts of coarse meshes: look right under the surface
+        extra = centering.inward_midpoints(V, F, pos[outside])
+        if len(extra):
+            pos, _ = rig.push_inside(pos, outside, extra, inside)
     return pos, par
 
 
@@ -201,3 +210,9 @@ def _extend_leaves(X, adj, V, F, reach: float = 0.85):
         if np.isfinite(t) and t < 0.5:
             X[leaf] = X[leaf] + reach * t * u
     return X
+
+
+def _clearly_inside(P, V, F, margin: float = 0.6):
+    """inside_mesh with a margin: a point on an open sheet (winding ~0.5) is not inside."""
+    ok, det = inside_mesh(P, V, F, return_details=True)
+    return ok & ((np.abs(det["winding"]) > margin) | (det["part_winding"] > margin) | (det["rule"] == 3))
