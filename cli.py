@@ -20,7 +20,7 @@ OUTPUT_FORMATS = (".blend", ".fbx", ".glb", ".json")
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bonesmith",
-        description="Bonesmith: automatic skeletons for characters, headless.",
+        description="Bonesmith: automatic skeletons and skin weights for characters, headless.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -37,10 +37,35 @@ def _parser() -> argparse.ArgumentParser:
                           help="joint density (default 1.0; 2.0 about doubles the joints per chain)")
     skeleton.set_defaults(run=cmd_skeleton)
 
+    skin = commands.add_parser(
+        "skin", help="skin weights for the meshes of a file (Auto Skin / Auto Rig)",
+        description="Weight the meshes of INPUT to an armature's deforming bones (vertex groups "
+                    "+ Armature modifier) and write the rig. The armature is the one INPUT brings "
+                    "along, or the one of --armature-from FILE, or a new one from Auto Skeleton "
+                    "(--auto-skeleton: Auto Rig).")
+    skin.add_argument("input", metavar="INPUT", type=Path,
+                      help="mesh file: .obj .ply .fbx .glb .gltf .blend or a Bonesmith .npz record")
+    source = skin.add_mutually_exclusive_group()
+    source.add_argument("--armature-from", metavar="FILE", type=Path,
+                        help="take the armature from FILE (.blend .fbx .glb .gltf) instead of INPUT")
+    source.add_argument("--auto-skeleton", action="store_true",
+                        help="build the skeleton with Auto Skeleton first (replaces any armature)")
+    skin.add_argument("--out", "-o", metavar="OUTPUT", type=Path, action="append", required=True,
+                      help="output file, repeatable: .blend, .fbx, .glb (meshes + armature) or "
+                           ".npz (a Bonesmith record with the weights)")
+    skin.add_argument("--model", metavar="MODEL", type=Path,
+                      help="a trained skin model (.npz from train-skin; default: the shipped one)")
+    skin.add_argument("--max-influences", type=int, default=4,
+                      help="most bones per vertex (default 4, what game engines take)")
+    skin.add_argument("--detail", type=float, default=1.0,
+                      help="joint density for --auto-skeleton (default 1.0)")
+    skin.set_defaults(run=cmd_skin)
+
     demo = commands.add_parser(
-        "demo", help="rig the bundled sample character; write demo.fbx and demo.png",
-        description="Rig the bundled CC0 sample character (Quaternius 'Male Casual') and write "
-                    "DIR/demo.fbx and a picture DIR/demo.png.")
+        "demo", help="rig and skin the bundled sample character; write demo.fbx and demo.png",
+        description="Rig the bundled CC0 sample character (Quaternius 'Male Casual') end to end "
+                    "(Auto Skeleton + Auto Skin), pose it, and write DIR/demo.fbx (rig, weights "
+                    "and the poses as an animation) and a picture of the poses DIR/demo.png.")
     demo.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("out"),
                       help="output folder (default: out)")
     demo.add_argument("--detail", type=float, default=1.0, help="joint density (default 1.0)")
@@ -96,6 +121,9 @@ def _write(path: Path, skeleton, armature, meshes) -> None:
                                   export_animations=False)
     elif suffix == ".blend":
         bpy.ops.wm.save_as_mainfile(filepath=str(path.resolve()), copy=True)
+    elif suffix == ".npz":
+        from .bridge.training_data import character_from_objects, save_record
+        save_record(character_from_objects(armature, meshes, family=path.stem), path)
 
 
 def cmd_skeleton(args) -> int:
@@ -116,22 +144,158 @@ def cmd_skeleton(args) -> int:
     return 0
 
 
+def _skin(meshes, armature, *, model=None, max_influences: int = 4):
+    """Auto Skin `meshes` to `armature` (as the operator does); returns (weights, seconds)."""
+    import bpy
+    from .operators import auto_skin
+
+    skin_input = auto_skin.read_input(bpy.context, meshes, armature)
+    if model is not None:
+        if not Path(model).is_file():
+            raise BonesmithError(f"Skin model not found: {model}")
+        skin_input.model = str(model)
+    started = time.perf_counter()
+    weights = auto_skin.compute(skin_input, max_influences)
+    seconds = time.perf_counter() - started
+    auto_skin.apply(bpy.context, skin_input, weights)
+    return weights, seconds
+
+
+SKIN_OUTPUT_FORMATS = (".blend", ".fbx", ".glb", ".npz")
+
+
+def _input_armature(meshes, scene_objects):
+    """The armature INPUT brought along: the one its meshes are rigged to, else the one
+    with the most deforming bones in the file."""
+    from .bridge.fbx import find_armature
+
+    rigged = {a for a in map(find_armature, meshes) if a is not None}
+    candidates = rigged or {o for o in scene_objects if o.type == 'ARMATURE'}
+    candidates = sorted(candidates, key=lambda a: (-sum(b.use_deform for b in a.data.bones), a.name))
+    return candidates[0] if candidates else None
+
+
+def cmd_skin(args) -> int:
+    for out in args.out:
+        if out.suffix.lower() not in SKIN_OUTPUT_FORMATS:
+            raise BonesmithError(f"Cannot write {out.name}: use one of {', '.join(SKIN_OUTPUT_FORMATS)}")
+    if args.max_influences < 1:
+        raise BonesmithError("--max-influences must be at least 1")
+    scene = _empty_scene()
+    import bpy
+    from .bridge import files
+    from .bridge.weights import deform_bones
+
+    meshes = files.import_file(args.input)
+    skeleton_seconds = None
+    if args.auto_skeleton:
+        files.strip_rigs(meshes)
+        _, armature, skeleton_seconds, _ = _rig(meshes, args.detail)
+    elif args.armature_from is not None:
+        source = args.armature_from
+        if source.suffix.lower() not in (".blend", ".fbx", ".glb", ".gltf"):
+            raise BonesmithError(f"Cannot take an armature from {source.name}: use .blend .fbx .glb .gltf")
+        if not source.is_file():
+            raise BonesmithError(f"File not found: {source}")
+        files.strip_rigs(meshes)
+        before = set(bpy.data.objects)
+        if source.suffix.lower() == ".blend":
+            files.append_blend_objects(source, scene.collection)
+        else:
+            files._operator_import(source)
+        added = [o for o in bpy.data.objects if o not in before]
+        armature = _input_armature([], added)
+        if armature is None:
+            raise BonesmithError(f"{source.name} contains no armature")
+        for obj in added:  # keep the armature (and its parents), drop the file's meshes
+            if obj.type == 'MESH':
+                bpy.data.objects.remove(obj)
+    else:
+        armature = _input_armature(meshes, scene.objects)
+        if armature is None:
+            raise BonesmithError(f"{args.input.name} has no armature: pass --armature-from FILE "
+                                 "or --auto-skeleton")
+    bpy.context.view_layer.update()
+    n_bones = len(deform_bones(armature)[0])
+    weights, seconds = _skin(meshes, armature, model=args.model, max_influences=args.max_influences)
+    for out in args.out:
+        _write(out, None, armature, meshes)
+    influences = (weights > 0).sum(axis=1)
+    print(f"{args.input.name}: {len(weights)} vertices weighted to {n_bones} bones of "
+          f"'{armature.name}' in {seconds:.2f} s")
+    if skeleton_seconds is not None:
+        print(f"  skeleton  {skeleton_seconds:.2f} s (Auto Skeleton)")
+    print(f"  influences at most {influences.max()} per vertex, {int((influences == 0).sum())} unweighted")
+    for out in args.out:
+        print(f"  wrote {out}")
+    return 0
+
+
+def _demo_poses(armature) -> list:
+    """Four poses for the demo: rest, arms down mid-stride, waving, kicking while reaching
+    forward. Bones are found by role along Auto Skeleton's chains (arm_NN.L, leg_NN.R...),
+    so the poses survive changes in how many bones a chain gets."""
+    from .bridge.pose import bone_at, limb_chain
+
+    def at(limb, side, fraction):
+        return bone_at(armature, limb_chain(armature, limb, side), fraction)
+
+    arm_l, arm_r = at("arm", ".L", 0.3), at("arm", ".R", 0.3)
+    elbow_l, elbow_r = at("arm", ".L", 0.66), at("arm", ".R", 0.66)
+    thigh_l, thigh_r = at("leg", ".L", 0.15), at("leg", ".R", 0.15)
+    knee_l, knee_r = at("leg", ".L", 0.45), at("leg", ".R", 0.45)
+    spine, neck = at("spine", "", 0.0), at("neck", "", 0.0)
+    poses = [
+        [],
+        [(arm_l, "Y", 70), (arm_r, "Y", -70), (elbow_l, "X", -30), (elbow_r, "X", -30),
+         (thigh_l, "X", -30), (thigh_r, "X", 20), (knee_r, "X", 40)],
+        [(arm_r, "Y", 45), (elbow_r, "Y", 60), (arm_l, "Y", 75), (spine, "Y", 8), (neck, "Z", 25)],
+        [(thigh_l, "X", -70), (knee_l, "X", 25), (thigh_r, "X", 10), (knee_r, "X", 25),
+         (arm_l, "Z", -80), (arm_r, "Z", 80), (spine, "X", 12)],
+    ]
+    return [[entry for entry in pose if entry[0] is not None] for pose in poses]
+
+
+def _keyframe_poses(armature, poses) -> None:
+    """The poses as an action, one per frame from 1, for the FBX."""
+    import bpy
+    from .bridge.pose import apply_pose, reset_pose
+
+    scene = bpy.context.scene
+    for frame, pose in enumerate(poses, start=1):
+        apply_pose(armature, pose)
+        for pose_bone in armature.pose.bones:
+            pose_bone.keyframe_insert("location", frame=frame)
+            pose_bone.keyframe_insert("rotation_quaternion", frame=frame)
+    scene.frame_start, scene.frame_end = 1, len(poses)
+    scene.frame_set(1)
+    reset_pose(armature)
+
+
 def cmd_demo(args) -> int:
     if not SAMPLE_CHARACTER.is_file():
         raise BonesmithError(f"The sample character is missing: {SAMPLE_CHARACTER} "
                              "(the demo runs from a checkout of the repository)")
     _empty_scene()
+    from .bridge import fbx as bridge_fbx
     from .bridge import files, render
 
     meshes = [files.load_npz(SAMPLE_CHARACTER)]
     skeleton, armature, seconds, n_vertices = _rig(meshes, args.detail)
+    weights, skin_seconds = _skin(meshes, armature)
+    poses = _demo_poses(armature)
     fbx_path, png_path = args.out / "demo.fbx", args.out / "demo.png"
-    _write(fbx_path, skeleton, armature, meshes)
-    render.render_preview(png_path, meshes, armature)
+    render.render_poses(png_path, meshes, armature, poses)
+    _keyframe_poses(armature, poses)
+    bridge_fbx.export_fbx(fbx_path, armature, meshes, bake_anim=True)
     print(f"Bonesmith demo: {SAMPLE_CHARACTER.name} (Quaternius, CC0)")
     print(f"  vertices  {n_vertices}")
     print(f"  joints    {len(skeleton)}")
-    print(f"  seconds   {seconds:.2f}")
+    print(f"  seconds   {seconds:.2f} skeleton, {skin_seconds:.2f} skin")
+    print(f"  weights   at most {int((weights > 0).sum(axis=1).max())} bones per vertex, "
+          f"{int(((weights > 0).sum(axis=1) == 0).sum())} vertices unweighted")
+    print(f"  poses     {len(poses)} (rest, stride, wave, kick), also in the FBX as frames 1-{len(poses)}")
     print(f"  fbx       {fbx_path}")
     print(f"  picture   {png_path}")
     return 0
+

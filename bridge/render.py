@@ -122,6 +122,71 @@ def render_preview(filepath, meshes, armature=None, *, size: int = 768, method: 
     return filepath
 
 
+def render_poses(filepath, meshes, armature, poses, *, size: int = 1400, gap: float = 0.15,
+                 turn: float = 30.0, method: str = "auto") -> Path:
+    """Several poses of a rigged character side by side (front view), one PNG.
+
+    poses: a list of poses for bridge.pose.apply_pose ([(bone, axis, degrees), ...]; [] is
+    the rest pose). Each is drawn as Blender deforms the meshes (Armature modifier), with
+    its posed bones, turned `turn` degrees about the vertical (a three-quarter view shows
+    limbs moving forward and back), `gap` (fraction of the widest pose) apart. The
+    armature's own pose is restored afterwards.
+    """
+    from . import pose as bridge_pose
+
+    filepath = Path(filepath)
+    filepath.parent.mkdir(parents=True, exist_ok=True)
+    meshes = list(meshes)
+    if method == "auto":
+        method = os.environ.get("BONESMITH_RENDER") or ("workbench" if workbench_available() else "numpy")
+    if method not in ("workbench", "numpy"):
+        raise ValueError(f"unknown render method {method!r}")
+    saved = bridge_pose.save_pose(armature)
+    frames = []
+    try:
+        for pose in poses:
+            bridge_pose.apply_pose(armature, pose)
+            mesh_set = combine_objects(meshes)
+            frames.append((mesh_set.vertices, mesh_set.faces, bridge_pose.posed_bone_segments(armature)))
+    finally:
+        bridge_pose.restore_pose(armature, saved)
+
+    c, s_ = math.cos(math.radians(turn)), math.sin(math.radians(turn))
+    R = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
+    turned = []
+    for v, f, (heads, tails, x_axes, z_axes) in frames:
+        center = (v.min(axis=0) + v.max(axis=0)) / 2 if len(v) else np.zeros(3)
+        spin = lambda p: (p - center) @ R.T + center  # noqa: E731
+        turned.append((spin(v), f, (spin(heads), spin(tails), x_axes @ R.T, z_axes @ R.T)))
+    widest = max(float(np.ptp(np.vstack([v, b[0], b[1]])[:, 0])) for v, _, b in turned)
+    vertices, faces, bone_parts, offset, x = [], [], [[], [], [], []], 0, 0.0
+    for v, f, bones in turned:
+        span = np.vstack([v, bones[0], bones[1]])[:, 0]
+        shift = np.array([x - span.min(), 0.0, 0.0])
+        x += float(np.ptp(span)) + gap * widest
+        vertices.append(v + shift)
+        faces.append(f + offset)
+        offset += len(v)
+        for part, array in zip(bone_parts, (bones[0] + shift, bones[1] + shift, bones[2], bones[3])):
+            part.append(array)
+    vertices, faces = np.vstack(vertices), np.vstack(faces)
+    bones = tuple(np.vstack(part) for part in bone_parts)
+    everything = np.vstack([vertices, bones[0], bones[1]])
+    if not len(everything) or not np.isfinite(everything).all():
+        raise ValueError("nothing finite to render")
+    if method == "numpy":
+        _render_numpy(filepath, vertices, faces, bones, everything, size)
+        return filepath
+    mesh = new_mesh("Bonesmith Poses", vertices, faces)
+    obj = bpy.data.objects.new("Bonesmith Poses", mesh)
+    try:
+        _render_workbench(filepath, [obj], bones, everything, size)
+    finally:
+        bpy.data.objects.remove(obj)
+        bpy.data.meshes.remove(mesh)
+    return filepath
+
+
 def _render_workbench(filepath: Path, meshes, bones, everything, size) -> None:
     lo, hi, center, extent, (res_x, res_y) = _framing(everything, size)
     diagonal = float(np.linalg.norm(hi - lo)) or 1.0

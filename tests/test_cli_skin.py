@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""`python -m bonesmith skin ...` and the end-to-end demo, in a subprocess as a user runs them."""
+import struct
+
+import numpy as np
+import pytest
+
+
+def weights_of(obj):
+    """name -> (V,) weights of every vertex group of obj."""
+    out = {g.name: np.zeros(len(obj.data.vertices)) for g in obj.vertex_groups}
+    names = {g.index: g.name for g in obj.vertex_groups}
+    for v in obj.data.vertices:
+        for g in v.groups:
+            out[names[g.group]][v.index] = g.weight
+    return out
+
+
+def check_record(path, n_vertices=None):
+    with np.load(path) as record:
+        weights = record["weights"]
+        names = list(record["joint_names"])
+    if n_vertices is not None:
+        assert weights.shape[0] == n_vertices
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
+    assert (weights > 0).sum(axis=1).max() <= 4
+    return weights, names
+
+
+@pytest.fixture
+def rigged_blend(bridge, humanoid_skeleton, make_mesh, humanoid, tmp_path):
+    """A .blend with the humanoid (plus a user vertex group) and a hand-made armature that
+    deforms it through an Armature modifier, but no bone weights yet."""
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    group = obj.vertex_groups.new(name="cloth_pin")
+    group.add([0, 1, 2, 3], 0.5, 'REPLACE')
+    armature = bridge.armature.build_rig(humanoid_skeleton(), [obj], name="Rig")
+    path = tmp_path / "rigged.blend"
+    bpy.data.libraries.write(str(path), {obj, armature})
+    return path
+
+
+def test_help_lists_skin(cli):
+    result = cli("--help", timeout=60)
+    assert result.returncode == 0 and "skin" in result.stdout
+    sub = cli("skin", "--help", timeout=60)
+    assert sub.returncode == 0
+    for option in ("--armature-from", "--auto-skeleton", "--out", "--model", "--max-influences"):
+        assert option in sub.stdout
+
+
+def test_skin_auto_skeleton_npz(cli_with_bpy, sample_path, sample, tmp_path, bridge, scene):
+    out_record, out_blend = tmp_path / "rig.npz", tmp_path / "rig.blend"
+    result = cli_with_bpy("skin", sample_path, "--auto-skeleton", "--out", out_record, "--out", out_blend)
+    assert result.returncode == 0, result.stderr
+    assert "0 unweighted" in result.stdout and "skeleton" in result.stdout
+    weights, names = check_record(out_record, len(sample[0]))
+    assert len(names) > 5
+
+    (mesh,) = bridge.files.import_file(out_blend)
+    armature = mesh.parent
+    assert armature is not None and armature.type == 'ARMATURE'
+    assert [m.object for m in mesh.modifiers if m.type == 'ARMATURE'] == [armature]
+    groups = weights_of(mesh)
+    assert sorted(groups) == sorted(b.name for b in armature.data.bones) == sorted(names)
+    for j, name in enumerate(names):
+        np.testing.assert_allclose(groups[name], weights[:, j], atol=1e-5)
+
+
+def test_skin_with_the_armature_of_the_input(cli_with_bpy, rigged_blend, humanoid, tmp_path, bridge, scene):
+    out = tmp_path / "skinned.blend"
+    result = cli_with_bpy("skin", rigged_blend, "--out", out, "--out", tmp_path / "skinned.fbx",
+                          "--max-influences", "2")
+    assert result.returncode == 0, result.stderr
+    assert "weighted to 11 bones of 'Rig'" in result.stdout
+    assert (tmp_path / "skinned.fbx").read_bytes()[:18] == b"Kaydara FBX Binary"
+    (mesh,) = bridge.files.import_file(out)
+    groups = weights_of(mesh)
+    np.testing.assert_allclose(groups["cloth_pin"][:4], 0.5)              # the user's group stays
+    bones = np.array([groups[b.name] for b in mesh.parent.data.bones]).T
+    np.testing.assert_allclose(bones.sum(axis=1), 1.0, atol=1e-5)
+    assert (bones > 0).sum(axis=1).max() <= 2
+    hand = humanoid[0][:, 0] > 0.8
+    assert groups["forearm.L"][hand].mean() > 0.9
+
+
+def test_skin_armature_from_another_file(cli_with_bpy, rigged_blend, humanoid, write_obj, tmp_path):
+    source = tmp_path / "body.obj"
+    write_obj(source, *humanoid)
+    out = tmp_path / "skinned.npz"
+    result = cli_with_bpy("skin", source, "--armature-from", rigged_blend, "--out", out)
+    assert result.returncode == 0, result.stderr
+    weights, names = check_record(out, len(humanoid[0]))
+    assert "forearm.L" in names
+    with np.load(out) as record:
+        vertices = record["verts"]
+    hand = vertices[:, 0] > 0.8
+    assert weights[hand, names.index("forearm.L")].mean() > 0.9
+
+
+def test_skin_errors(cli_with_bpy, humanoid, write_obj, tmp_path):
+    source = tmp_path / "body.obj"
+    write_obj(source, *humanoid)
+    plain = tmp_path / "plain.obj"
+    write_obj(plain, *humanoid)
+    cases = [
+        ((source, "--out", tmp_path / "x.npz"), "has no armature: pass --armature-from FILE or --auto-skeleton"),
+        ((source, "--out", tmp_path / "x.json"), "Cannot write x.json"),
+        ((source, "--armature-from", plain, "--out", tmp_path / "x.npz"), "Cannot take an armature from plain.obj"),
+        ((source, "--armature-from", tmp_path / "nope.blend", "--out", tmp_path / "x.npz"), "File not found"),
+        ((source, "--auto-skeleton", "--model", tmp_path / "none.npz", "--out", tmp_path / "x.npz"),
+         "Skin model not found"),
+    ]
+    for args, message in cases:
+        result = cli_with_bpy("skin", *args)
+        assert result.returncode == 1, (args, result.stdout, result.stderr)
+        assert "bonesmith: error:" in result.stderr and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+        assert not (tmp_path / "x.npz").exists()
+    both = cli_with_bpy("skin", source, "--auto-skeleton", "--armature-from", plain, "--out", tmp_path / "x.npz")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+def test_skin_armature_without_deforming_bones(cli_with_bpy, bridge, humanoid_skeleton, make_mesh, humanoid,
+                                               tmp_path):
+    import bpy
+    obj = make_mesh("body", *humanoid)
+    armature = bridge.armature.build_rig(humanoid_skeleton(), [obj], name="Rig")
+    for bone in armature.data.bones:
+        bone.use_deform = False
+    path = tmp_path / "no_deform.blend"
+    bpy.data.libraries.write(str(path), {obj, armature})
+    result = cli_with_bpy("skin", path, "--out", tmp_path / "x.npz")
+    assert result.returncode == 1 and "no deforming bones" in result.stderr
+    assert not (tmp_path / "x.npz").exists()
+
+
+def png_size(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_demo_rigs_skins_and_poses(cli_with_bpy, tmp_path, scene, sample):
+    import bpy
+    result = cli_with_bpy("demo", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "0 vertices unweighted" in result.stdout and "poses     4" in result.stdout
+    width, height = png_size(tmp_path / "demo.png")
+    assert width > 2 * height                       # several poses side by side
+    assert (tmp_path / "demo.png").stat().st_size > 20_000
+
+    bpy.ops.import_scene.fbx(filepath=str(tmp_path / "demo.fbx"))
+    (mesh,) = [o for o in bpy.data.objects if o.type == 'MESH']
+    (armature,) = [o for o in bpy.data.objects if o.type == 'ARMATURE']
+    assert len(mesh.data.vertices) == len(sample[0])
+    groups = weights_of(mesh)
+    assert sorted(groups) == sorted(b.name for b in armature.data.bones)
+    total = np.sum(list(groups.values()), axis=0)
+    np.testing.assert_allclose(total, 1.0, atol=1e-4)
+    # the poses came along as an animation that moves the mesh
+    assert armature.animation_data is not None and armature.animation_data.action is not None
+    rest = np.array([v.co for v in mesh.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices])
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    first = np.array([v.co for v in mesh.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices])
+    scene.frame_set(3)
+    waving = np.array([v.co for v in mesh.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices])
+    assert np.abs(waving - first).max() > 0.1 * np.ptp(rest, axis=0).max()
