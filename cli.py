@@ -70,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="output folder (default: out)")
     demo.add_argument("--detail", type=float, default=1.0, help="joint density (default 1.0)")
     demo.set_defaults(run=cmd_demo)
+    _add_train_skin_parser(commands)
     return parser
 
 
@@ -299,3 +300,84 @@ def cmd_demo(args) -> int:
     print(f"  picture   {png_path}")
     return 0
 
+
+# -- train-skin (Auto Skin training) ------------------------------------------------------------
+
+TRAIN_SKIN_FORMATS = (".npz", ".blend", ".fbx", ".glb", ".gltf")
+
+
+def _add_train_skin_parser(commands) -> None:
+    train = commands.add_parser(
+        "train-skin", help="train an Auto Skin model on rigged characters (needs torch)",
+        description="Train Auto Skin's network on rigged characters (artist skin weights) and "
+                    "write the model (.npz; Auto Skin runs it without torch). INPUTS: Bonesmith "
+                    ".npz records, .blend/.fbx/.glb/.gltf files with armatures and weighted "
+                    "meshes, or folders of them. Validation holds out whole character families "
+                    "(a record's 'family' array, a Blender file's name). Needs PyTorch "
+                    "(pip install torch==2.13.0).")
+    train.add_argument("inputs", metavar="INPUTS", type=Path, nargs="+",
+                       help="rigged characters: .npz .blend .fbx .glb .gltf files or folders")
+    train.add_argument("--out", "-o", metavar="MODEL", type=Path, required=True,
+                       help="the model file to write (.npz)")
+    train.add_argument("--epochs", type=int, default=200, help="at most this many epochs (default 200)")
+    train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    train.add_argument("--resume", action="store_true",
+                       help="continue from MODEL.ckpt left by an unfinished run")
+    train.add_argument("--lr", type=float, default=1e-3, help="learning rate (default 1e-3)")
+    train.add_argument("--batch-characters", type=int, default=2,
+                       help="characters per step (default 2)")
+    train.add_argument("--patience", type=int, default=20,
+                       help="stop after this many epochs without a better validation L1 (default 20)")
+    train.add_argument("--val-fraction", type=float, default=0.2,
+                       help="fraction of the families held out for validation (default 0.2)")
+    train.set_defaults(run=cmd_train_skin)
+
+
+def _train_skin_files(inputs) -> list:
+    files = []
+    for path in inputs:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix.lower() in TRAIN_SKIN_FORMATS)
+        elif path.is_file():
+            if path.suffix.lower() not in TRAIN_SKIN_FORMATS:
+                raise BonesmithError(f"Cannot train on {path.name}: use {', '.join(TRAIN_SKIN_FORMATS)}")
+            files.append(path)
+        else:
+            raise BonesmithError(f"File not found: {path}")
+    if not files:
+        raise BonesmithError("No rigged characters found in the inputs")
+    return files
+
+
+def cmd_train_skin(args) -> int:
+    from .core.skinning import train as skin_train
+
+    skin_train._torch()                 # a clear message before any slow loading
+    characters, blender_ready = [], False
+    for path in _train_skin_files(args.inputs):
+        if path.suffix.lower() == ".npz":
+            characters.append(skin_train.load_record(path))
+        else:
+            if not blender_ready:
+                _empty_scene()
+                blender_ready = True
+            from .bridge.training_data import load_rigged_file
+            characters += load_rigged_file(path)
+    print(f"train-skin: {len(characters)} characters, "
+          f"{len({str(c.get('family') or c.get('name')) for c in characters})} families", flush=True)
+    try:
+        report = skin_train.train_skin_model(
+            characters, args.out, epochs=args.epochs, lr=args.lr, seed=args.seed,
+            batch_characters=args.batch_characters, resume=args.resume, patience=args.patience,
+            val_fraction=args.val_fraction, progress=skin_train.text_progress())
+    except KeyboardInterrupt:
+        print(f"\ntrain-skin: interrupted; {args.out} is unchanged, rerun with --resume to "
+              "continue", file=sys.stderr)
+        return 130
+    best = report["best_val_l1"]
+    print(f"  epochs      {report['epochs_run']} (best {report['best_epoch']})")
+    if best is not None:
+        print(f"  val L1      {best:.4f} (heat prior {report['prior_val_l1']:.4f})")
+    print(f"  seconds     {report['seconds']:.1f} on {report['device']}")
+    print(f"  wrote       {args.out} ({args.out.stat().st_size // 1024} KiB)")
+    return 0

@@ -1,0 +1,329 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Auto Skin's learned part (SPEC B2), inference in plain numpy (no torch needed).
+
+The network is a *residual refinement of the heat-diffusion prior*: per vertex it sees its
+5 candidate bones (`FeatureSet.candidates`) and their prior weights (`FeatureSet.prior`)
+and only learns a correction of the prior's logits:
+
+    u_k   = [shared features of the vertex, features of candidate k]       k = 1..5
+    e_k   = W1b · tanh(W1a · u_k + b1a) + b1b        per-candidate MLP (one tanh layer)
+    g     = max_k e_k                                 max-pool: condensed features
+    z_k   = [e_k, g]                                  concat, groups in order
+    s_k   = W2b · tanh(W2a · z_k + b2a) + b2b         attention MLP (one tanh layer)
+    w_k   = softmax_k( alpha · log(prior_k + eps) + s_k )
+
+`W2b` and `b2b` start at zero and `alpha` at 1, so an untrained model returns the prior
+itself; training can only move away from it where the artists' weights say so (SPEC B3½:
+the per-vertex network alone does not reach bone heat's quality). Invalid candidates
+(index < 0 or a repeat of an earlier candidate, e.g. on skeletons with fewer than 5
+bones) are masked out of the max-pool and the softmax.
+
+A model may also carry a surface-smoothing step (`smooth_weights`) applied to the
+scattered (V,J) weights before pruning; its strength is part of the model's config.
+
+`SkinModel.save/load` use a single `.npz`: `param/<name>` arrays, `stats/<name>` feature
+normalisation, and `config` (JSON text: version, sizes, feature layout, smoothing).
+`core/skinning/train.py` holds the torch twin of `forward` and trains it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["K", "VERSION", "SkinModel", "candidate_mask", "candidate_inputs", "forward",
+           "init_params", "smooth_weights", "scatter_weights", "surface_adjacency",
+           "load_model", "default_model", "DEFAULT_MODEL_PATH"]
+
+VERSION = 1
+K = 5                      # candidate bones per vertex (SPEC B1)
+PRIOR_EPS = 1e-4           # log(prior + eps): keeps zero-prior candidates reachable
+MASKED = -1e9              # logit of a masked candidate
+PARAM_NAMES = ("W1a", "b1a", "W1b", "b1b", "W2a", "b2a", "W2b", "b2b", "alpha")
+_CHUNK = 32768             # vertices per forward chunk (bounds memory at 200k+ vertices)
+DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "skin_default.npz"
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+def candidate_mask(candidates) -> np.ndarray:
+    """(V,K) bool: candidate k is a real bone (>= 0) and not a repeat of an earlier one."""
+    c = np.asarray(candidates)
+    valid = c >= 0
+    for k in range(1, c.shape[1]):
+        valid[:, k] &= ~np.any(c[:, :k] == c[:, k:k + 1], axis=1)
+    return valid
+
+
+def _per_candidate_columns(layout: dict, n_features: int):
+    """(shared column indices, (K, Dc) per-candidate column indices) of FeatureSet.x."""
+    cand = np.asarray(layout.get("candidate_columns", np.zeros((K, 0))), dtype=np.int64)
+    cand = cand.reshape(K, -1)
+    used = set(cand.ravel().tolist())
+    shared = layout.get("shared_columns")
+    if shared is None:
+        shared = [i for i in range(n_features) if i not in used]
+    return np.asarray(shared, dtype=np.int64), cand
+
+
+def candidate_inputs(x, prior, candidates, layout: dict):
+    """Split per-vertex features into the network's inputs.
+
+    x (V,D), prior (V,K), candidates (V,K) -> shared (V,Ds) float32, per-candidate
+    (V,K,Dc) float32, valid (V,K) bool, log prior (V,K) float32. Each candidate also gets
+    its prior weight, log prior and a one-hot of its rank (candidates come sorted by
+    geodesic distance)."""
+    x = np.asarray(x, dtype=np.float32)
+    prior = np.asarray(prior, dtype=np.float32)
+    V = len(x)
+    x = x.reshape(V, -1)
+    valid = candidate_mask(candidates)
+    prior = np.where(valid, np.clip(prior, 0.0, 1.0), 0.0).astype(np.float32)
+    logprior = np.log(prior + np.float32(PRIOR_EPS)).astype(np.float32)
+    shared_cols, cand_cols = _per_candidate_columns(layout, x.shape[1])
+    shared = x[:, shared_cols]
+    parts = [x[:, cand_cols]] if cand_cols.shape[1] else []          # (V,K,Dc)
+    rank = np.broadcast_to(np.eye(K, dtype=np.float32), (V, K, K))
+    parts += [prior[..., None], logprior[..., None], rank]
+    per_cand = np.concatenate(parts, axis=2).astype(np.float32)
+    return np.ascontiguousarray(shared), per_cand, valid, logprior
+
+
+# -- the network ----------------------------------------------------------------------------
+
+def init_params(n_shared: int, n_cand: int, hidden: int, embed: int, hidden2: int, seed: int = 0):
+    """Glorot-style weights; the output layer starts at zero (model == prior)."""
+    rng = np.random.default_rng(seed)
+    n_in = n_shared + n_cand
+
+    def glorot(a, b):
+        return (rng.standard_normal((a, b)) * np.sqrt(2.0 / (a + b))).astype(np.float32)
+
+    return {
+        "W1a": glorot(n_in, hidden), "b1a": np.zeros(hidden, np.float32),
+        "W1b": glorot(hidden, embed), "b1b": np.zeros(embed, np.float32),
+        "W2a": glorot(2 * embed, hidden2), "b2a": np.zeros(hidden2, np.float32),
+        "W2b": np.zeros((hidden2, 1), np.float32), "b2b": np.zeros(1, np.float32),
+        "alpha": np.ones(1, np.float32),
+    }
+
+
+def forward(params: dict, shared, per_cand, valid, logprior) -> np.ndarray:
+    """The network on normalised inputs: (V,K) probabilities (rows sum to 1 over valid
+    candidates; a vertex without any valid candidate gets a zero row). float32 maths,
+    like the torch twin, softmax in float64."""
+    p = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
+    V = len(shared)
+    out = np.zeros((V, K), dtype=np.float64)
+    for a in range(0, V, _CHUNK):
+        b = min(V, a + _CHUNK)
+        s, c, m, lp = shared[a:b], per_cand[a:b], valid[a:b], logprior[a:b]
+        # [shared, cand_k] @ W1a == shared @ W1a[:Ds] + cand_k @ W1a[Ds:]
+        ds = s.shape[1]
+        pre = (s @ p["W1a"][:ds])[:, None, :] + c @ p["W1a"][ds:] + p["b1a"]
+        e = np.tanh(pre) @ p["W1b"] + p["b1b"]                          # (n,K,E)
+        g = np.where(m[..., None], e, np.float32(-np.inf)).max(axis=1)    # (n,E)
+        g = np.where(np.isfinite(g), g, np.float32(0.0))
+        E = e.shape[2]
+        pre2 = e @ p["W2a"][:E] + (g @ p["W2a"][E:])[:, None, :] + p["b2a"]
+        score = (np.tanh(pre2) @ p["W2b"])[..., 0] + p["b2b"][0]          # (n,K)
+        logits = (p["alpha"][0] * lp + score).astype(np.float64)
+        logits = np.where(m, logits, MASKED)
+        logits -= logits.max(axis=1, keepdims=True)
+        ex = np.where(m, np.exp(logits), 0.0)
+        total = ex.sum(axis=1, keepdims=True)
+        out[a:b] = np.divide(ex, total, out=np.zeros_like(ex), where=total > 0)
+    return out
+
+
+# -- surface smoothing ----------------------------------------------------------------------
+
+def surface_adjacency(vertices, faces, weld: float = 1e-6):
+    """Row-normalised (V,V) sparse averaging operator over the surface: each vertex's
+    neighbours through faces, with coincident vertices (within `weld` × bbox diagonal)
+    treated as one, so seams and split normals do not cut the smoothing."""
+    from scipy.sparse import coo_matrix, diags
+
+    Vx = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    F = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    n = len(Vx)
+    diag = float(np.linalg.norm(Vx.max(0) - Vx.min(0))) if n else 0.0
+    key = np.round(Vx / max(weld * diag, 1e-12)).astype(np.int64)
+    _, weld_id, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    weld_id = weld_id.reshape(-1)
+    m = int(weld_id.max()) + 1 if n else 0
+    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    a, b = weld_id[e[:, 0]], weld_id[e[:, 1]]
+    keep = a != b
+    a, b = a[keep], b[keep]
+    A = coo_matrix((np.ones(2 * len(a)), (np.concatenate([a, b]), np.concatenate([b, a]))),
+                   shape=(m, m)).tocsr()
+    A.data[:] = 1.0                                   # duplicate edges count once
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    A = diags(np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0)) @ A
+    # gather (V -> welded), average, scatter back (welded -> V)
+    G = coo_matrix((1.0 / counts[weld_id], (weld_id, np.arange(n))), shape=(m, n)).tocsr()
+    S = coo_matrix((np.ones(n), (np.arange(n), weld_id)), shape=(n, m)).tocsr()
+    isolated = deg == 0
+    return S, A, G, isolated
+
+
+def smooth_weights(weights, vertices, faces, *, iterations: int, strength: float = 0.5,
+                   operator=None) -> np.ndarray:
+    """`iterations` steps of w <- (1 - strength) w + strength · mean(neighbours' w) on the
+    surface (welded), rows renormalised. weights (V,J) dense; returns a new array."""
+    W = np.asarray(weights, dtype=np.float64)
+    if iterations <= 0 or strength <= 0 or len(W) == 0:
+        return W.copy()
+    S, A, G, isolated = operator if operator is not None else surface_adjacency(vertices, faces)
+    w = G @ W
+    for _ in range(int(iterations)):
+        nb = A @ w
+        nb[isolated] = w[isolated]
+        w = (1.0 - strength) * w + strength * nb
+    out = S @ w
+    total = out.sum(axis=1, keepdims=True)
+    return np.divide(out, total, out=np.zeros_like(out), where=total > 0)
+
+
+def scatter_weights(probs, candidates, n_joints: int) -> np.ndarray:
+    """(V,K) candidate weights -> dense (V,J) bone weights (repeats add up)."""
+    probs = np.asarray(probs, dtype=np.float64)
+    c = np.asarray(candidates, dtype=np.int64)
+    V = len(probs)
+    W = np.zeros((V, int(n_joints)), dtype=np.float64)
+    ok = c >= 0
+    rows = np.broadcast_to(np.arange(V)[:, None], c.shape)
+    np.add.at(W, (rows[ok], c[ok]), probs[ok])
+    return W
+
+
+# -- the model ------------------------------------------------------------------------------
+
+@dataclass
+class SkinModel:
+    """A trained Auto Skin network: parameters, feature normalisation and config."""
+    params: dict
+    stats: dict                       # shared_mean, shared_std, cand_mean, cand_std (float32)
+    config: dict = field(default_factory=dict)
+
+    # config keys: version, n_shared, n_cand, hidden, embed, hidden2, n_features,
+    # layout {shared_columns, candidate_columns}, smooth {iterations, strength}, info {...}
+
+    @classmethod
+    def untrained(cls, n_features: int, layout: dict | None = None, *, hidden: int = 32,
+                  embed: int = 16, hidden2: int = 32, seed: int = 0) -> "SkinModel":
+        """A fresh model (it returns the prior until trained); stats are identity."""
+        layout = dict(layout or {})
+        shared_cols, cand_cols = _per_candidate_columns(layout, n_features)
+        n_shared, n_cand = len(shared_cols), cand_cols.shape[1] + 2 + K
+        stats = {"shared_mean": np.zeros(n_shared, np.float32),
+                 "shared_std": np.ones(n_shared, np.float32),
+                 "cand_mean": np.zeros(n_cand, np.float32),
+                 "cand_std": np.ones(n_cand, np.float32)}
+        config = {"version": VERSION, "n_features": int(n_features), "n_shared": n_shared,
+                  "n_cand": n_cand, "hidden": hidden, "embed": embed, "hidden2": hidden2,
+                  "layout": {"shared_columns": shared_cols.tolist(),
+                             "candidate_columns": cand_cols.tolist()},
+                  "smooth": {"iterations": 0, "strength": 0.5}, "info": {}}
+        return cls(init_params(n_shared, n_cand, hidden, embed, hidden2, seed), stats, config)
+
+    # -- inference --
+    def inputs(self, features):
+        """Normalised network inputs for a FeatureSet (x, prior, candidates)."""
+        x = np.asarray(features.x, dtype=np.float32)
+        if x.ndim != 2 or x.shape[1] != self.config["n_features"]:
+            raise ValueError(f"this skin model expects {self.config['n_features']} features per "
+                             f"vertex, got {x.shape[1] if x.ndim == 2 else x.shape}: the model "
+                             "was trained with another feature version; retrain it")
+        shared, cand, valid, logprior = candidate_inputs(x, features.prior, features.candidates,
+                                                         self.config["layout"])
+        st = self.stats
+        shared = (shared - st["shared_mean"]) / st["shared_std"]
+        cand = (cand - st["cand_mean"]) / st["cand_std"]
+        return shared.astype(np.float32), cand.astype(np.float32), valid, logprior
+
+    def predict(self, features) -> np.ndarray:
+        """(n,K) weights over `features.candidates` (rows sum to 1 over valid candidates).
+
+        With smoothing in the config (and the FeatureSet's welded mesh at hand) the
+        network's output is scattered to all bones, smoothed over the surface and read
+        back on the candidates."""
+        probs = forward(self.params, *self.inputs(features))
+        sm = self.config.get("smooth") or {}
+        iterations = int(sm.get("iterations", 0))
+        mesh = getattr(features, "mesh", None)
+        if iterations > 0 and mesh is not None:
+            cand = np.asarray(features.candidates, dtype=np.int64)
+            valid = candidate_mask(cand)
+            n_bones = int(getattr(features, "n_bones", cand.max() + 1))
+            W = scatter_weights(np.where(valid, probs, 0.0), cand, n_bones)
+            W = smooth_weights(W, mesh.V, mesh.F, iterations=iterations,
+                               strength=float(sm.get("strength", 0.5)))
+            probs = np.where(valid, np.take_along_axis(W, cand, axis=1), 0.0)
+            total = probs.sum(axis=1, keepdims=True)
+            probs = np.divide(probs, total, out=np.zeros_like(probs), where=total > 0)
+        return probs
+
+    # -- files --
+    def save(self, path) -> Path:
+        """Write the model to `path` (.npz), atomically (a failed write keeps the old file)."""
+        import os
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {f"param/{k}": np.asarray(v, dtype=np.float32) for k, v in self.params.items()}
+        arrays.update({f"stats/{k}": np.asarray(v, dtype=np.float32) for k, v in self.stats.items()})
+        config = dict(self.config, version=VERSION)
+        arrays["config"] = np.array(json.dumps(config, sort_keys=True))
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez_compressed(tmp, **arrays)
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path) -> "SkinModel":
+        from ..errors import BonesmithError
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as d:
+                config = json.loads(str(d["config"]))
+                params = {k[6:]: d[k].astype(np.float32) for k in d.files if k.startswith("param/")}
+                stats = {k[6:]: d[k].astype(np.float32) for k in d.files if k.startswith("stats/")}
+        except (OSError, ValueError, KeyError) as error:
+            raise BonesmithError(f"Could not read the skin model {path.name}: {error}") from None
+        if int(config.get("version", 0)) > VERSION:
+            raise BonesmithError(f"{path.name} is a skin model of version {config['version']}; "
+                                 f"this Bonesmith reads up to version {VERSION}: update Bonesmith")
+        missing = [k for k in PARAM_NAMES if k not in params]
+        if missing:
+            raise BonesmithError(f"{path.name} is not a Bonesmith skin model (no {missing[0]})")
+        return cls(params, stats, config)
+
+    @property
+    def n_parameters(self) -> int:
+        return int(sum(np.size(v) for v in self.params.values()))
+
+
+_loaded: dict = {}
+
+
+def load_model(path) -> SkinModel:
+    """A SkinModel from a file, cached by path and modification time."""
+    path = Path(path)
+    try:
+        key = (str(path.resolve()), path.stat().st_mtime_ns)
+    except OSError:
+        from ..errors import BonesmithError
+        raise BonesmithError(f"Skin model not found: {path}") from None
+    if key not in _loaded:
+        if len(_loaded) >= 4:
+            _loaded.clear()
+        _loaded[key] = SkinModel.load(path)
+    return _loaded[key]
+
+
+def default_model():
+    """The shipped default model (models/skin_default.npz), or None without one."""
+    return load_model(DEFAULT_MODEL_PATH) if DEFAULT_MODEL_PATH.is_file() else None

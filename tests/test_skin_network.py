@@ -1,0 +1,315 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Auto Skin's network: numpy inference vs torch, model files, training (loss, seed,
+resume, cancel) and `python -m bonesmith train-skin` (no bpy needed)."""
+import json
+
+import numpy as np
+import pytest
+
+from bonesmith.core.errors import BonesmithError, Cancelled
+from bonesmith.core.skinning import network as N
+from bonesmith.core.skinning.features import vertex_features
+
+
+def tube_character(length=2.0, n_bones=3, radius=0.2, rings=16, sides=8, softness=0.15,
+                   family="tube", name=None, bend=0.0):
+    """A capped tube along +x with a chain of bones on its axis and smooth artist weights
+    (a blend of neighbouring bones around each joint, width `softness` x bone length)."""
+    xs = np.linspace(0.0, length, rings)
+    ang = np.linspace(0.0, 2 * np.pi, sides, endpoint=False)
+    ring = np.stack([np.zeros(sides), radius * np.cos(ang), radius * np.sin(ang)], axis=1)
+    V = np.concatenate([ring + [x, 0.0, bend * x * x] for x in xs])
+    V = np.concatenate([V, [[0.0, 0.0, 0.0], [length, 0.0, bend * length * length]]])
+    F = []
+    for r in range(rings - 1):
+        for s in range(sides):
+            a, b = r * sides + s, r * sides + (s + 1) % sides
+            F += [(a, b + sides, b), (a, a + sides, b + sides)]
+    c0, c1 = len(V) - 2, len(V) - 1
+    last = (rings - 1) * sides
+    for s in range(sides):
+        F += [(c0, s, (s + 1) % sides), (c1, last + (s + 1) % sides, last + s)]
+    bx = np.linspace(0.0, length, n_bones + 1)
+    joints = np.stack([bx[:-1], np.zeros(n_bones), bend * bx[:-1] ** 2], axis=1)
+    tails = np.stack([bx[1:], np.zeros(n_bones), bend * bx[1:] ** 2], axis=1)
+    parents = np.arange(n_bones) - 1
+    bone_len = length / n_bones
+    # artist weights: each bone's share by x, smoothed across joints
+    x = V[:, 0]
+    W = np.zeros((len(V), n_bones))
+    for j in range(n_bones):
+        lo = -np.inf if j == 0 else bx[j]
+        hi = np.inf if j == n_bones - 1 else bx[j + 1]
+        w = softness * bone_len
+        W[:, j] = (1 / (1 + np.exp(-(x - lo) / w))) * (1 / (1 + np.exp((x - hi) / w)))
+    W /= W.sum(axis=1, keepdims=True)
+    return {"name": name or family, "vertices": V, "faces": np.array(F), "joints": joints,
+            "tails": tails, "parents": parents, "weights": W, "family": family}
+
+
+@pytest.fixture(scope="module")
+def characters():
+    return [tube_character(2.0, 3, family="a"), tube_character(1.5, 4, softness=0.3, family="b", bend=0.2),
+            tube_character(2.5, 6, radius=0.3, softness=0.05, family="c"),
+            tube_character(1.8, 2, family="d")]
+
+
+@pytest.fixture(scope="module")
+def features(characters):
+    ch = characters[2]
+    return vertex_features(ch["vertices"], ch["faces"], ch["joints"], ch["parents"], ch["tails"])
+
+
+def perturbed(model, scale=0.5, seed=1):
+    rng = np.random.default_rng(seed)
+    model.params = {k: (v + scale * rng.standard_normal(v.shape)).astype(np.float32)
+                    for k, v in model.params.items()}
+    model.stats["shared_mean"] = rng.standard_normal(model.stats["shared_mean"].shape).astype(np.float32) * 0.1
+    model.stats["cand_std"] = (1 + rng.random(model.stats["cand_std"].shape)).astype(np.float32)
+    return model
+
+
+def new_model(fs, **kw):
+    from bonesmith.core.skinning.train import _layout_of
+    return N.SkinModel.untrained(fs.x.shape[1], _layout_of(fs), **kw)
+
+
+# -- inference ------------------------------------------------------------------------------
+
+def test_untrained_model_returns_the_prior(features):
+    model = new_model(features)
+    probs = model.predict(features)
+    prior = np.where(features.mask, features.prior, 0.0)
+    prior = prior / prior.sum(axis=1, keepdims=True)
+    # log(prior + eps) softmax == prior up to the eps floor
+    assert np.abs(probs - prior).max() < 5 * N.PRIOR_EPS * N.K
+    assert np.allclose(probs.sum(axis=1), 1.0)
+
+
+def test_numpy_forward_matches_torch(features):
+    torch = pytest.importorskip("torch")
+    from bonesmith.core.skinning.train import TorchSkinNet
+    model = perturbed(new_model(features, hidden=24, embed=8, hidden2=16))
+    probs = model.predict(features)
+    net = TorchSkinNet(model.params)
+    with torch.no_grad():
+        ref = net(*[torch.from_numpy(a) for a in model.inputs(features)]).exp().numpy()
+    assert probs.shape == (features.n, N.K)
+    assert np.abs(probs - ref).max() < 1e-5
+    assert np.allclose(probs.sum(axis=1), 1.0)
+    assert not np.allclose(probs, np.where(features.mask, features.prior, 0), atol=1e-2)
+
+
+def test_masked_candidates_get_nothing(characters):
+    ch = characters[3]                                     # 2 bones: 3 padded candidates
+    fs = vertex_features(ch["vertices"], ch["faces"], ch["joints"], ch["parents"], ch["tails"])
+    model = perturbed(new_model(fs))
+    probs = model.predict(fs)
+    assert not fs.mask[:, 2:].any()
+    assert np.all(probs[:, 2:] == 0) and np.allclose(probs.sum(axis=1), 1.0)
+
+
+def test_save_load_round_trip(features, tmp_path):
+    model = perturbed(new_model(features))
+    model.config["smooth"] = {"iterations": 2, "strength": 0.5}
+    path = model.save(tmp_path / "m.npz")
+    again = N.SkinModel.load(path)
+    assert again.config == json.loads(json.dumps(model.config)) and again.config["version"] == N.VERSION
+    for k in model.params:
+        assert np.array_equal(again.params[k], model.params[k])
+    assert np.array_equal(again.predict(features), model.predict(features))
+    assert N.load_model(path) is N.load_model(path)          # cached
+
+
+def test_smoothing_is_smooth(features):
+    model = perturbed(new_model(features), scale=2.0)
+    rough = model.predict(features)
+    model.config["smooth"] = {"iterations": 4, "strength": 0.5}
+    smooth = model.predict(features)
+    assert np.allclose(smooth.sum(axis=1), 1.0)
+    S, A, G, _ = N.surface_adjacency(features.mesh.V, features.mesh.F)
+
+    def roughness(p):
+        W = N.scatter_weights(p, features.candidates, features.n_bones)
+        return np.abs(W - S @ (A @ (G @ W))).sum(axis=1).mean()
+    assert roughness(smooth) < 0.8 * roughness(rough)
+
+
+def test_bad_model_files(tmp_path, features):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(BonesmithError):
+        N.SkinModel.load(bad)
+    np.savez(tmp_path / "other.npz", config=np.array("{}"))
+    with pytest.raises(BonesmithError, match="not a Bonesmith skin model"):
+        N.SkinModel.load(tmp_path / "other.npz")
+    model = new_model(features)
+    model.config["version"] = N.VERSION
+    path = model.save(tmp_path / "future.npz")
+    with np.load(path) as d:
+        arrays = dict(d)
+    arrays["config"] = np.array(json.dumps(dict(model.config, version=N.VERSION + 1)))
+    np.savez(path, **arrays)
+    with pytest.raises(BonesmithError, match="update Bonesmith"):
+        N.SkinModel.load(path)
+    model.config["n_features"] += 1
+    with pytest.raises(ValueError, match="retrain"):
+        model.predict(features)
+
+
+def test_predict_weights_with_a_model_file(characters, features, tmp_path):
+    from bonesmith.core.skinning import predict_weights
+    ch = characters[2]
+    path = perturbed(new_model(features)).save(tmp_path / "m.npz")
+    W = predict_weights(ch["vertices"], ch["faces"], ch["joints"], ch["parents"], ch["tails"],
+                        model=path, max_influences=3)
+    assert W.shape == ch["weights"].shape and np.allclose(W.sum(axis=1), 1.0)
+    assert ((W > 0).sum(axis=1) <= 3).all()
+
+
+def test_shipped_default_model_fits_the_features(features):
+    if not N.DEFAULT_MODEL_PATH.is_file():
+        pytest.skip("no default model shipped")
+    model = N.default_model()
+    assert model.config["n_features"] == features.x.shape[1]
+    assert N.DEFAULT_MODEL_PATH.stat().st_size < 512 * 1024
+    probs = model.predict(features)
+    assert np.allclose(probs.sum(axis=1), 1.0)
+
+
+# -- training -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def train():
+    pytest.importorskip("torch")
+    from bonesmith.core.skinning import train as T
+    return T
+
+
+@pytest.fixture(scope="module")
+def cached_features():
+    cache = {}
+
+    def fn(vertices, faces, joints, parents, tails):
+        key = (len(vertices), float(np.asarray(vertices).sum()), len(joints))
+        if key not in cache:
+            cache[key] = vertex_features(vertices, faces, joints, parents, tails)
+        return cache[key]
+    return fn
+
+
+def run(train, characters, path, cached_features, **kw):
+    options = dict(epochs=6, lr=3e-3, seed=3, val_families=["c"], patience=50,
+                   feature_fn=cached_features, hidden=16, embed=8, hidden2=16)
+    options.update(kw)
+    return train.train_skin_model(characters, path, **options)
+
+
+def test_training_lowers_the_loss_and_is_deterministic(train, characters, cached_features, tmp_path):
+    seen = []
+    report = run(train, characters, tmp_path / "a.npz", cached_features, progress=seen.append)
+    hist = report["history"]
+    assert len(hist) == 6 and hist[-1]["train_loss"] < hist[0]["train_loss"]
+    assert report["val"] == ["c"] and sorted(report["train"]) == ["a", "b", "d"]
+    stages = {s["stage"] for s in seen}
+    assert {"features", "step", "epoch", "done"} <= stages
+    assert (tmp_path / "a.npz").is_file() and not (tmp_path / "a.npz.ckpt").exists()
+    assert json.loads((tmp_path / "a.npz.json").read_text())["best_epoch"] == report["best_epoch"]
+    again = run(train, characters, tmp_path / "b.npz", cached_features)
+    assert [h["train_loss"] for h in again["history"]] == [h["train_loss"] for h in hist]
+    a, b = N.SkinModel.load(tmp_path / "a.npz"), N.SkinModel.load(tmp_path / "b.npz")
+    for k in a.params:
+        assert np.array_equal(a.params[k], b.params[k])
+    other = run(train, characters, tmp_path / "c.npz", cached_features, seed=4)
+    assert other["history"][-1]["train_loss"] != hist[-1]["train_loss"]
+
+
+def test_cancel_keeps_the_old_model_and_resume_matches(train, characters, cached_features, tmp_path):
+    out = tmp_path / "m.npz"
+    out.write_bytes(b"previous model")
+
+    def stop_after_3(info):
+        return not (info["stage"] == "epoch" and info["epoch"] == 3)
+
+    with pytest.raises(Cancelled):
+        run(train, characters, out, cached_features, progress=stop_after_3)
+    assert out.read_bytes() == b"previous model"
+    assert (tmp_path / "m.npz.ckpt").is_file()
+    resumed = run(train, characters, out, cached_features, resume=True)
+    assert [h["epoch"] for h in resumed["history"]] == list(range(1, 7))
+    straight = run(train, characters, tmp_path / "s.npz", cached_features)
+    assert [h["train_loss"] for h in resumed["history"]] == [h["train_loss"] for h in straight["history"]]
+    a, b = N.SkinModel.load(out), N.SkinModel.load(tmp_path / "s.npz")
+    for k in a.params:
+        assert np.array_equal(a.params[k], b.params[k])
+    # a checkpoint of another run is refused
+    with pytest.raises(Cancelled):
+        run(train, characters, out, cached_features, progress=stop_after_3)
+    with pytest.raises(BonesmithError, match="another training run"):
+        run(train, characters, out, cached_features, resume=True, lr=1e-2)
+
+
+def test_early_stopping(train, characters, cached_features, tmp_path):
+    report = run(train, characters, tmp_path / "m.npz", cached_features, epochs=40, lr=0.3, patience=2)
+    assert report["stopped_early"] and report["epochs_run"] < 40
+    assert report["best_epoch"] == min(report["history"], key=lambda h: h["val_l1"])["epoch"]
+
+
+def test_split_by_family(train):
+    chars = [{"name": f"{f}{i}", "family": f} for f in "abcdefghij" for i in range(2)]
+    tr, va = train.split_by_family(chars, val_fraction=0.2, seed=0)
+    assert len(va) == 4 and len({c["family"] for c in va}) == 2
+    assert not {c["family"] for c in va} & {c["family"] for c in tr}
+    assert train.split_by_family(chars, val_fraction=0.2, seed=0) == (tr, va)
+    tr2, va2 = train.split_by_family(chars, val_families=["a"])
+    assert [c["name"] for c in va2] == ["a0", "a1"] and len(tr2) == 18
+
+
+def test_text_progress_lines(train):
+    import io
+    out = io.StringIO()
+    show = train.text_progress(out)
+    show({"stage": "features", "done": 1, "total": 2, "name": "x"})
+    show({"stage": "epoch", "epoch": 3, "epochs": 10, "train_loss": 0.5, "val_loss": 0.4,
+          "val_l1": 0.2, "best_l1": 0.2, "best_epoch": 3})
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("features 1/2") and lines[1].startswith("epoch    3/10 [")
+
+
+# -- the command line -----------------------------------------------------------------------
+
+def write_record(path, ch):
+    np.savez(path, verts=ch["vertices"].astype(np.float32), faces=ch["faces"].astype(np.int32),
+             joints=ch["joints"].astype(np.float32), joint_tails=ch["tails"].astype(np.float32),
+             parents=ch["parents"].astype(np.int32), weights=ch["weights"].astype(np.float32),
+             family=np.array(ch["family"]))
+
+
+def test_cli_train_skin_writes_a_model(cli, characters, tmp_path):
+    pytest.importorskip("torch")
+    folder = tmp_path / "records"
+    folder.mkdir()
+    for ch in characters:
+        write_record(folder / f"{ch['name']}.npz", ch)
+    out = tmp_path / "model.npz"
+    result = cli("train-skin", folder, "--out", out, "--epochs", "3", "--seed", "1", timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "epoch    3/3" in result.stderr and "wrote" in result.stdout
+    model = N.SkinModel.load(out)
+    assert model.config["info"]["train_characters"] + model.config["info"]["val_characters"] == 4
+    # --resume without a checkpoint trains from the start; bad inputs are refused
+    result = cli("train-skin", folder / "a.npz", folder / "b.npz", "--out", out, "--epochs", "1",
+                 "--resume", timeout=600)
+    assert result.returncode == 0, result.stderr
+    bad = tmp_path / "bad.txt"
+    bad.write_text("x")
+    result = cli("train-skin", bad, "--out", out, timeout=120)
+    assert result.returncode == 1 and "Cannot train on bad.txt" in result.stderr
+    np.savez(tmp_path / "mesh_only.npz", verts=np.zeros((3, 3)), faces=np.array([[0, 1, 2]]))
+    result = cli("train-skin", tmp_path / "mesh_only.npz", "--out", out, timeout=120)
+    assert result.returncode == 1 and "not a rigged-character record" in result.stderr
+
+
+def test_cli_train_skin_help(cli):
+    result = cli("train-skin", "--help", timeout=60)
+    assert result.returncode == 0 and "--resume" in result.stdout and "--epochs" in result.stdout
