@@ -238,29 +238,30 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
     simplified tree, node 0 = root.
     """
     parent, order = orient(adj, root)
-    chains = _chains(adj, parent, order)
-    pos, par, rad = [X[root]], [-1], [radius[root]]
-    sockets = set()
-    new_id = {root: 0}
     branching = {v for v in adj if len(adj[v]) >= 3} | {root}
-    for chain in chains:
-        P, R = X[chain], radius[chain]
-        start = new_id[chain[0]]
+    plans = []              # per chain: (start node, socket point or None, polyline, radii, end node)
+    for chain in _chains(adj, parent, order):
+        P, R, h = X[chain], radius[chain], None
         if chain[0] in branching:
             socket = _socket(P, radius[chain[0]], merge_length)
             if socket is not None:
                 h, e = socket        # joint h, then the limb continues from node e
-                pos.append(h)
-                par.append(start)
-                rad.append(radius[chain[0]])
-                start = len(pos) - 1
-                sockets.add(start)
                 P, R = np.vstack([h, P[e:]]), np.concatenate([[radius[chain[0]]], R[e:]])
-                chain = [chain[0]] + list(chain[e:])
-        length = np.linalg.norm(np.diff(P, axis=0), axis=1).sum()
-        # Slender chains (fingers, toes) get up to 3 bones even when short.
-        slender = min(3, int(round(length / (2.0 * max(R.mean(), 1e-9)))))
-        n_seg = max(1, int(np.ceil(length / bone_length - 0.25)), slender)
+        plans.append((chain[0], h, P, R, chain[-1]))
+    counts = _mirrored_counts([_segment_count(P, R, bone_length) for _, _, P, R, _ in plans],
+                              [P for _, _, P, _, _ in plans], tolerance=2 * merge_length)
+
+    pos, par, rad = [X[root]], [-1], [radius[root]]
+    sockets = set()
+    new_id = {root: 0}
+    for (first, h, P, R, last), n_seg in zip(plans, counts):
+        start = new_id[first]
+        if h is not None:
+            pos.append(h)
+            par.append(start)
+            rad.append(radius[first])
+            start = len(pos) - 1
+            sockets.add(start)
         for p in _split_points(P, R, n_seg):
             pos.append(p)
             par.append(start)
@@ -268,11 +269,35 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
             start = len(pos) - 1
         pos.append(P[-1])
         par.append(start)
-        rad.append(radius[chain[-1]])
-        new_id[chain[-1]] = len(pos) - 1
+        rad.append(radius[last])
+        new_id[last] = len(pos) - 1
     pos, par, rad = np.array(pos), np.array(par), np.array(rad)
     keep, par = _merge_short_internal(pos, par, merge_length)
     return pos[keep], par, rad[keep], np.isin(keep, list(sockets))
+
+
+def _segment_count(P, R, bone_length):
+    """Bones for a chain: one per bone_length; slender chains (fingers) up to three."""
+    length = np.linalg.norm(np.diff(P, axis=0), axis=1).sum()
+    slender = min(3, int(round(length / (2.0 * max(R.mean(), 1e-9)))))
+    return max(1, int(np.ceil(length / bone_length - 0.25)), slender)
+
+
+def _mirrored_counts(counts, polylines, tolerance):
+    """Give a chain and its mirror image (x -> -x) the same bone count, so a symmetric
+    character gets a symmetric rig even where rounding would split them differently."""
+    counts = list(counts)
+    ends = np.array([np.concatenate([P[0], P[-1]]) for P in polylines])
+    mirrored = ends * [-1, 1, 1, -1, 1, 1]
+    for i in range(len(counts)):
+        if abs(ends[i, 0]) + abs(ends[i, 3]) < tolerance:
+            continue                      # a centre chain is its own mirror
+        d = np.abs(mirrored - ends[i]).max(axis=1)
+        d[i] = np.inf
+        j = int(d.argmin())
+        if d[j] < tolerance:
+            counts[i] = counts[j] = max(counts[i], counts[j])
+    return counts
 
 
 def _socket(P, r_junction, merge_length):
