@@ -133,9 +133,13 @@ def orient_faces(F):
     return Fo, flip
 
 
-def vertex_normals(V, F):
-    """Area-weighted vertex normals (unit; zero where undefined)."""
+def vertex_normals(V, F, area_weighted: bool = False):
+    """Vertex normals (unit; zero where undefined): sum of the unit normals of the
+    faces around (as Blender's bone heat), or area-weighted."""
     fn = np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]])
+    if not area_weighted:
+        ln = np.linalg.norm(fn, axis=1, keepdims=True)
+        fn = np.divide(fn, ln, out=np.zeros_like(fn), where=ln > 0)
     N = np.zeros_like(V)
     for k in range(3):
         np.add.at(N, F[:, k], fn)
@@ -143,11 +147,13 @@ def vertex_normals(V, F):
     return np.divide(N, ln, out=np.zeros_like(N), where=ln > 0)
 
 
-def segments_blocked(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6):
+def segments_blocked(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False):
     """For each segment P0[i] -> P1[i]: does it cross a triangle of (V, F)?
 
     Triangles that contain skip_vertex[i] (the segment's own start vertex) are ignored,
-    and hits within `tol` (relative) of either end do not count. Candidate (segment,
+    and hits within `tol` (relative) of either end do not count. front_only: only
+    triangles whose normal (winding of F) faces the segment's start block it, as in
+    Blender's bone heat (a segment leaving a closed surface is not blocked). Candidate (segment,
     triangle) pairs come from points sampled along the segments and a k-d tree over
     triangle centres, by bins of triangle size, then an exact Moller-Trumbore test."""
     P0 = np.asarray(P0, float)
@@ -186,11 +192,11 @@ def segments_blocked(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6):
             continue
         ti, si = tri[res.row], res.col
         ok = res.data <= R[ti] + step_half[si] + 1e-12
-        pairs.append(np.stack([seg[si[ok]], ti[ok]], 1))
+        pairs.append(np.unique(seg[si[ok]].astype(np.int64) * len(F) + ti[ok]))
     if not pairs:
         return blocked
-    pr = np.unique(np.concatenate(pairs), axis=0)
-    si, ti = pr[:, 0], pr[:, 1]
+    pr = np.unique(np.concatenate(pairs))
+    si, ti = pr // len(F), pr % len(F)
     if skip_vertex is not None:
         sv = np.asarray(skip_vertex)[si]
         keep = (F[ti, 0] != sv) & (F[ti, 1] != sv) & (F[ti, 2] != sv)
@@ -213,6 +219,9 @@ def segments_blocked(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6):
         v = np.einsum("ij,ij->i", d, q) * inv
         tt = np.einsum("ij,ij->i", e2, q) * inv
         hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (tt > tol) & (tt < 1 - tol)
+        if front_only:
+            # det = (d x e2) . e1 = -d . (e1 x e2): det > 0 <=> the normal faces the ray
+            hit &= det > 0
         if hit.any():
             blocked[a[hit]] = True
     return blocked

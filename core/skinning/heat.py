@@ -37,12 +37,15 @@ MIN_DIST = 1e-3         # floor of d_i in normalised units (longest side 1)
 
 @dataclass
 class HeatOptions:
-    k: float = 1.0                 # heat strength H_ii = k / d^2 (Baran: 1)
+    k: float = 4.0                 # heat strength: Blender's Laplacian is 1/4 of the mixed-Voronoi one, so k = 4 = its C_WEIGHT 1
     visibility: bool = True        # only bones visible from the vertex give heat
-    max_visibility_tries: int = 4  # nearest bones tried per vertex before giving up
+    max_visibility_tries: int = 1  # nearest bones tried per vertex (Blender: 1, no heat if hidden)
+    max_visibility_rays: int = 12000  # above this many vertices, one ray per small surface cell
     normal_penalty: bool = True    # Blender's d / (0.5 (cos + 1.001)) after orienting parts
     orient: bool = True            # make winding consistent and normals face away from bones
     weak_heat: float = 0.1         # factor of k for parts that see no bone
+    front_only: bool = True        # only surfaces facing the vertex block its view (Blender)
+    limit_weights: bool = True     # Blender's cut: w < 0.025 -> 0, ramp up to 0.05
     max_cot: float = 1e3
 
 
@@ -82,26 +85,69 @@ def _orient_parts(mesh: SkinMesh, dist, tpar, bones: Bones):
     return F
 
 
-def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: HeatOptions):
+def representatives(V, F, target: int):
+    """None when len(V) <= target; else (n,) the representative vertex of each vertex's
+    cell in a grid sized for about `target` occupied cells on the surface."""
+    n = len(V)
+    if n <= target:
+        return None
+    area = 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1).sum()
+    h = np.sqrt(area / target)
+    for _ in range(6):
+        keys = np.floor(V / h).astype(np.int64)
+        _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        if len(first) <= 1.3 * target:
+            break
+        h *= np.sqrt(len(first) / target)
+    return first[inv.reshape(-1)]
+
+
+def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: HeatOptions, F=None):
     """Nearest visible bone(s) per vertex by `rank_dist` (n, J).
 
     Returns (P (n, J) heat targets rows summing to 1 or 0, dmin (n,) Euclidean distance
     of the chosen bone, inf where none)."""
     n, J = dist.shape
     V = mesh.V
-    order = np.argsort(rank_dist, axis=1)
     tries = min(J, opt.max_visibility_tries) if opt.visibility else 1
+    order = np.argsort(rank_dist, axis=1) if tries > 1 else np.argmin(rank_dist, axis=1)[:, None]
     chosen = np.full(n, -1, np.int64)
     todo = np.arange(n)
+    FF = mesh.F if F is None else F
+    front = opt.front_only and F is not None
+
+    def blocked(vs, bs):
+        cp = bones.heads[bs] + tpar[vs, bs][:, None] * (bones.tails[bs] - bones.heads[bs])
+        return segments_blocked(V, FF, V[vs], cp, skip_vertex=vs, front_only=front)
+
+    rep = representatives(V, mesh.F, opt.max_visibility_rays) if opt.visibility else None
     for r in range(tries):
         if len(todo) == 0:
             break
         b = order[todo, r]
-        if opt.visibility:
-            cp = bones.heads[b] + tpar[todo, b][:, None] * (bones.tails[b] - bones.heads[b])
-            blk = segments_blocked(V, mesh.F, V[todo], cp, skip_vertex=todo)
-        else:
+        if not opt.visibility:
             blk = np.zeros(len(todo), bool)
+        elif rep is None:
+            blk = blocked(todo, b)
+        else:
+            # Large meshes: test one vertex per small cell of the surface and pass its
+            # answer to the cell's vertices that look at the same bone; test the others.
+            blk = np.zeros(len(todo), bool)
+            rb = np.full(n, -1, np.int64)
+            rb[todo] = b
+            cell_rep = rep[todo]
+            is_rep = cell_rep == todo
+            res = np.zeros(n, bool)
+            tested = np.zeros(n, bool)
+            if is_rep.any():
+                res[todo[is_rep]] = blocked(todo[is_rep], b[is_rep])
+                tested[todo[is_rep]] = True
+            share = ~is_rep & tested[cell_rep] & (rb[cell_rep] == b)
+            blk[share] = res[cell_rep[share]]
+            own = ~is_rep & ~share
+            if own.any():
+                blk[own] = blocked(todo[own], b[own])
+            blk[is_rep] = res[todo[is_rep]]
         chosen[todo[~blk]] = b[~blk]
         todo = todo[blk]
     P = np.zeros((n, J))
@@ -110,11 +156,18 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
     dsel = rank_dist[idx, chosen[idx]]
     # ties: bones as near as the chosen one (shared joint of parent and child bones);
     # they share the closest point, so they are as visible as the chosen one
-    tie = rank_dist[idx] <= dsel[:, None] * (1 + TIE_EPS) + 1e-12
+    rk = rank_dist[idx]
+    tie = (rk <= dsel[:, None] * (1 + TIE_EPS) + 1e-12) & (rk >= dsel[:, None] * (1 - TIE_EPS) - 1e-12)
     P[idx] = tie / tie.sum(axis=1, keepdims=True)
     dmin = np.full(n, np.inf)
     dmin[idx] = dist[idx, chosen[idx]]
     return P, dmin, chosen
+
+
+def limit_weights(W, start: float = 0.05, end: float = 0.025):
+    """Blender's heat_limit_weight: below `end` -> 0, linear ramp to `start`."""
+    t = np.clip((W - end) / (start - end), 0.0, 1.0)
+    return np.where(W >= start, W, t * start)
 
 
 def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, dist=None, tpar=None) -> HeatResult:
@@ -127,8 +180,8 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
     if dist is None or tpar is None:
         dist, tpar = bone_distances(V, bones.heads, bones.tails)
     info = {"t_dist": time.perf_counter() - t0}
+    F = _orient_parts(mesh, dist, tpar, bones) if opt.orient else mesh.F
     if opt.normal_penalty:
-        F = _orient_parts(mesh, dist, tpar, bones) if opt.orient else mesh.F
         N = vertex_normals(V, F)
         # cos between the normal and the direction bone -> vertex, per bone
         rank = np.empty_like(dist)
@@ -145,7 +198,7 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
         rank = dist
     info["t_orient"] = time.perf_counter() - t0 - info["t_dist"]
     t1 = time.perf_counter()
-    P, dmin, chosen = visible_nearest(mesh, bones, dist, tpar, rank, opt)
+    P, dmin, chosen = visible_nearest(mesh, bones, dist, tpar, rank, opt, F if opt.orient else None)
     info["t_visibility"] = time.perf_counter() - t1
 
     Hd = np.zeros(n)
@@ -166,10 +219,15 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
     MH = M * Hd
     A = (C + sp.diags(MH)).tocsc()
     lu = splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-    B = MH[:, None] * P
-    W = lu.solve(B)
+    # one back-solve per bone that has heat sources (SuperLU's multi-column solve is far
+    # slower than column by column); bones without sources get 0
+    W = np.zeros((n, J))
+    for j in np.flatnonzero((P > 0).any(axis=0)):
+        W[:, j] = lu.solve(MH * P[:, j])
     info["t_solve"] = time.perf_counter() - t2
     W = np.clip(np.nan_to_num(W, nan=0.0), 0.0, 1.0)
+    if opt.limit_weights:
+        W = limit_weights(W)
     s = W.sum(axis=1)
     bad = ~(s > 1e-12)
     if bad.any():                      # never leave a vertex without weights
