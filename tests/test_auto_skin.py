@@ -631,3 +631,42 @@ def test_fbx_round_trip_keeps_weights(bridge, humanoid_skeleton, make_mesh, huma
     distance, index = cKDTree(evaluated_world(bridge, mesh)).query(positions)
     assert distance.max() < 1e-4 * size
     np.testing.assert_allclose(got[index], weights, atol=1e-4)
+
+
+def test_modal_auto_rig_finishes_and_escape_changes_nothing(ext_module, make_mesh, sample, scene_state):
+    import bpy
+    module = ext_module("operators.auto_rig")
+    Job = ext_module("operators.job").Job
+    cls = module.BONESMITH_OT_auto_rig
+    obj = make_mesh("sample", *sample)
+
+    class Stand_in:
+        bl_label = cls.bl_label
+        detail, max_influences = 1.0, 4
+        _timer = None
+        _started = 0.0
+        seconds = 0.0
+        modal, finish, fail, on_cancel, _stop, _status, _done = (
+            cls.modal, cls.finish, cls.fail, cls.on_cancel, cls._stop, cls._status, cls._done)
+
+        def __init__(self):
+            self.reports = []
+
+        def report(self, kind, message):
+            self.reports.append((set(kind), message))
+
+    before = full_state(scene_state)
+    cancelled = Stand_in()
+    cancelled._input = module.read_input(bpy.context)
+    cancelled._job = Job(lambda progress: module.compute(cancelled._input, 1.0, 4, progress)).start()
+    assert cancelled.modal(bpy.context, _Event('ESC', 'PRESS')) == {'CANCELLED'}
+    assert cancelled._job.wait(60)
+    assert full_state(scene_state) == before and not bpy.data.armatures
+
+    op = Stand_in()
+    op._input = module.read_input(bpy.context)
+    op._job = Job(lambda progress: module.compute(op._input, 1.0, 4, progress)).start()
+    assert _drive(op) == {'FINISHED'}, op.reports
+    assert op._job.fraction == pytest.approx(1.0)
+    check_weighted(obj, obj.parent)
+    assert "Auto Rig:" in op.reports[-1][1]
