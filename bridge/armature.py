@@ -137,7 +137,8 @@ def attach_mesh(obj: bpy.types.Object, armature: bpy.types.Object) -> bpy.types.
     The Armature modifier: one already pointing at `armature` is kept; otherwise the first
     Armature modifier (empty, or aimed at another armature) is re-aimed; otherwise a new
     one is added first in the stack. An unparented mesh is parented to the armature
-    (keeping its world placement); a mesh parented to something else stays so.
+    (keeping its world placement), as is one parented to a bone of it (a bone parent plus
+    the modifier would move it twice); a mesh parented to something else stays so.
     """
     modifiers = [m for m in obj.modifiers if m.type == 'ARMATURE']
     modifier = next((m for m in modifiers if m.object == armature), None)
@@ -148,10 +149,11 @@ def attach_mesh(obj: bpy.types.Object, armature: bpy.types.Object) -> bpy.types.
         obj.modifiers.move(len(obj.modifiers) - 1, 0)
     modifier.object = armature
     modifier.use_vertex_groups = True
-    if obj.parent is None:
+    if obj.parent is None or (obj.parent == armature and obj.parent_type != 'OBJECT'):
         world = obj.matrix_world.copy()
         obj.parent = armature
         obj.parent_type = 'OBJECT'
+        obj.parent_bone = ""
         obj.matrix_parent_inverse = armature.matrix_world.inverted_safe()
         obj.matrix_world = world
     return modifier

@@ -670,3 +670,26 @@ def test_modal_auto_rig_finishes_and_escape_changes_nothing(ext_module, make_mes
     assert op._job.fraction == pytest.approx(1.0)
     check_weighted(obj, obj.parent)
     assert "Auto Rig:" in op.reports[-1][1]
+
+
+def test_mesh_parented_to_a_bone_is_reparented(bridge, humanoid_skeleton, make_mesh, humanoid):
+    """A mesh rigidly parented to a bone would move twice with an Armature modifier too:
+    Auto Skin parents it to the armature object instead, keeping it in place."""
+    import bpy
+    from mathutils import Matrix
+    obj = make_mesh("body", *humanoid, location=(0.1, 0.2, 0.3))
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
+    world = np.array(obj.matrix_world)
+    obj.parent = armature
+    obj.parent_type = 'BONE'
+    obj.parent_bone = "spine"
+    obj.matrix_world = Matrix(world.tolist())
+    bpy.context.view_layer.update()
+    rest = evaluated_world(bridge, obj)
+    select([obj, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    assert obj.parent == armature and obj.parent_type == 'OBJECT'
+    np.testing.assert_allclose(evaluated_world(bridge, obj), rest, atol=1e-5)
+    pose_rotate(armature, "spine", axis="X")
+    moved = np.linalg.norm(evaluated_world(bridge, obj) - rest, axis=1)
+    assert moved[humanoid[0][:, 2] < 0.5].max() < 1e-6        # the legs stay: it moved once
