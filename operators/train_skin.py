@@ -32,7 +32,7 @@ from .job import ProcessJob
 from .modal import BackgroundOperator
 
 TORCH_REQUIREMENT = "torch==2.13.0"
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = Path(__file__).absolute().parents[1]
 _EPOCH = re.compile(r"epoch\s+(\d+)\s*/\s*(\d+)")
 _FEATURES = re.compile(r"features\s+(\d+)\s*/\s*(\d+)")
 FEATURES_SHARE = 0.15  # of the progress bar, for the feature computation before the epochs
@@ -95,13 +95,15 @@ def selected_characters(context) -> list:
     return characters
 
 
-def subprocess_env() -> dict:
+def subprocess_env(scratch: Path) -> dict:
     """Environment in which `python -m bonesmith` imports this very package and finds the
-    same modules (bundled wheels, a torch installed into Blender's Python) as Blender."""
+    same modules (bundled wheels, a torch installed into Blender's Python) as Blender.
+    `scratch`: a temporary folder for a link when the package folder has another name."""
     if PACKAGE_DIR.name == "bonesmith":
         root = str(PACKAGE_DIR.parent)
-    else:  # installed under another folder name: expose it as `bonesmith`
-        root = tempfile.mkdtemp(prefix="bonesmith_pkg_")
+    else:  # a checkout under another folder name: expose it as `bonesmith`
+        root = str(scratch / "package")
+        os.makedirs(root, exist_ok=True)
         os.symlink(PACKAGE_DIR, os.path.join(root, "bonesmith"), target_is_directory=True)
     paths = [root] + [p for p in sys.path if p and os.path.isdir(p)]
     env = dict(os.environ)
@@ -172,7 +174,7 @@ class BONESMITH_OT_train_skin(BackgroundOperator, bpy.types.Operator):
         out = self._tmp / self._target.name
         command = [sys.executable, "-m", "bonesmith", "train-skin", *records, "--out", out,
                    "--epochs", self.epochs, "--seed", self.seed]
-        return ProcessJob(command, env=subprocess_env(), cwd=str(self._tmp), parse=parse_progress)
+        return ProcessJob(command, env=subprocess_env(self._tmp), cwd=str(self._tmp), parse=parse_progress)
 
     def finish(self, context, lines):
         trained = self._tmp / self._target.name
