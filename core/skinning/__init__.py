@@ -26,7 +26,8 @@ __all__ = ["predict_weights", "vertex_features", "FeatureSet", "HeatOptions",
            "InvalidMeshError", "InvalidArmatureError", "PRIOR"]
 
 PRIOR = "prior"           # model="prior": the heat prior alone, even when a model is shipped
-MIN_WEIGHT = 0.01         # influences below this share of a vertex's total are dropped
+MIN_WEIGHT = 0.0          # prior: Blender's weight limit already cut the small weights
+MODEL_MIN_WEIGHT = 0.01   # model: probabilities below this share of the row are dropped
 
 
 def _default_model():
@@ -89,6 +90,6 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
         Wn = scatter(fs.candidates, probs * fs.mask, bones.J)
         fallback = fs.candidates[:, 0]
         info.update(fs.info, method="model")
-    Wn = prune(Wn, int(max_influences), MIN_WEIGHT, fallback=fallback)
+    Wn = prune(Wn, int(max_influences), MIN_WEIGHT if net is None else MODEL_MIN_WEIGHT, fallback=fallback)
     W = Wn[mesh.vmap]
     return (W, info) if return_info else W

@@ -160,7 +160,7 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
     tie = (rk <= dsel[:, None] * (1 + TIE_EPS) + 1e-12) & (rk >= dsel[:, None] * (1 - TIE_EPS) - 1e-12)
     P[idx] = tie / tie.sum(axis=1, keepdims=True)
     dmin = np.full(n, np.inf)
-    dmin[idx] = dist[idx, chosen[idx]]
+    dmin[idx] = rank_dist[idx, chosen[idx]]     # Blender: the penalised distance sets H
     return P, dmin, chosen
 
 

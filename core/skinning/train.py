@@ -298,7 +298,8 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
                      val_families=None, validation=None, hidden: int = 32, embed: int = 16,
                      hidden2: int = 32, weight_decay: float = 0.0, device=None,
                      checkpoint_path=None, feature_fn=None, smoothing=(0,),
-                     threads: int | None = 1, info: dict | None = None) -> dict:
+                     threads: int | None = 1, lr_decay: float = 0.5, decay_patience: int = 8,
+                     info: dict | None = None) -> dict:
     """Train Auto Skin's network on `characters` and write the best model to `out_path`.
 
     characters: dicts with vertices (V,3), faces (F,3), joints (J,3), parents (J,),
@@ -312,7 +313,9 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
     counts tried on the validation characters after training (the best is kept in the
     model; (0,) = none). `threads`: torch CPU threads (default 1: the network is small
     and one thread is fastest on a busy machine; None leaves torch's setting). Returns a
-    report dict (also saved next to the model as MODEL.json).
+    report dict (also saved next to the model as MODEL.json). The learning rate is
+    multiplied by `lr_decay` after `decay_patience` epochs without a better validation L1
+    (lr_decay=1 keeps it constant).
     """
     torch = _torch()
     started = time.perf_counter()
@@ -344,7 +347,8 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
     n_features = int(np.asarray(train_p[0]["features"].x).shape[1])
 
     settings = dict(epochs=epochs, lr=lr, batch_characters=batch_characters, seed=seed,
-                    patience=patience, hidden=hidden, embed=embed, hidden2=hidden2,
+                    patience=patience, lr_decay=lr_decay, decay_patience=decay_patience,
+                    hidden=hidden, embed=embed, hidden2=hidden2,
                     weight_decay=weight_decay, n_features=n_features)
     fingerprint = _fingerprint([p["name"] for p in train_p], [p["name"] for p in val_p], settings)
 
@@ -367,7 +371,7 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
 
     history, best = [], {"l1": math.inf, "epoch": 0, "params": net.numpy_params()}
-    start_epoch, bad = 1, 0
+    start_epoch, bad, since_decay = 1, 0, 0
     if resume and ckpt_path.is_file():
         ck = torch.load(ckpt_path, map_location=dev, weights_only=True)
         if ck.get("fingerprint") != fingerprint:
@@ -378,7 +382,7 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
         history = json.loads(ck["history"])
         best = {"l1": ck["best_l1"], "epoch": ck["best_epoch"],
                 "params": {k: v.cpu().numpy() for k, v in ck["best_params"].items()}}
-        start_epoch, bad = ck["epoch"] + 1, ck["bad_epochs"]
+        start_epoch, bad, since_decay = ck["epoch"] + 1, ck["bad_epochs"], ck["since_decay"]
 
     def evaluate(p_list, params):
         out = []
@@ -423,17 +427,23 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
             val_l1 = float(np.mean([v[1] for v in val])) if val else float("nan")
             metric = val_l1 if val else float(np.mean(losses))
             if metric < best["l1"] - 1e-6:
-                best, bad = {"l1": metric, "epoch": epoch, "params": params}, 0
+                best, bad, since_decay = {"l1": metric, "epoch": epoch, "params": params}, 0, 0
             else:
                 bad += 1
-            history.append({"epoch": epoch, "train_loss": float(np.mean(losses)),
+                since_decay += 1
+                if lr_decay < 1 and since_decay >= decay_patience:
+                    for group in opt.param_groups:
+                        group["lr"] *= lr_decay
+                    since_decay = 0
+            history.append({"epoch": epoch, "lr": opt.param_groups[0]["lr"],
+                            "train_loss": float(np.mean(losses)),
                             "val_loss": val_loss, "val_l1": val_l1,
                             "seconds": round(time.perf_counter() - t0, 3)})
             torch.save({"fingerprint": fingerprint, "epoch": epoch, "net": net.state_dict(),
                         "opt": opt.state_dict(), "history": json.dumps(history),
                         "best_l1": float(best["l1"]), "best_epoch": int(best["epoch"]),
                         "best_params": {k: torch.from_numpy(v) for k, v in best["params"].items()},
-                        "bad_epochs": bad}, str(ckpt_path) + ".tmp")
+                        "bad_epochs": bad, "since_decay": since_decay}, str(ckpt_path) + ".tmp")
             os.replace(str(ckpt_path) + ".tmp", ckpt_path)
             notify({"stage": "epoch", "epoch": epoch, "epochs": epochs,
                     "train_loss": history[-1]["train_loss"], "val_loss": val_loss, "val_l1": val_l1,

@@ -1,0 +1,259 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""core.skinning on generated meshes: heat prior, features, weights, errors (no ../shared)."""
+import numpy as np
+import pytest
+
+from bonesmith.core.errors import InvalidArmatureError, InvalidMeshError
+from bonesmith.core.skinning import FeatureSet, predict_weights, vertex_features
+from bonesmith.core.skinning.geodesic import bone_geodesics
+from bonesmith.core.skinning.heat import bone_heat
+from bonesmith.core.skinning.prep import prepare_bones, prepare_mesh
+from bonesmith.core.skinning.weights import prune, scatter
+
+
+def cylinder(radius=0.2, height=2.0, rings=21, segments=16, z0=0.0):
+    """Closed capped cylinder along +Z from z0, outward-facing triangles."""
+    a = np.linspace(0, 2 * np.pi, segments, endpoint=False)
+    z = np.linspace(z0, z0 + height, rings)
+    ring = np.stack([radius * np.cos(a), radius * np.sin(a)], 1)
+    V = np.concatenate([np.column_stack([ring, np.full(segments, zz)]) for zz in z])
+    F = []
+    for r in range(rings - 1):
+        for s in range(segments):
+            i, j = r * segments + s, r * segments + (s + 1) % segments
+            k, m = i + segments, j + segments
+            F += [[i, j, m], [i, m, k]]
+    bottom, top = len(V), len(V) + 1
+    V = np.concatenate([V, [[0, 0, z0], [0, 0, z0 + height]]])
+    last = (rings - 1) * segments
+    for s in range(segments):
+        F.append([bottom, (s + 1) % segments, s])
+        F.append([top, last + s, last + (s + 1) % segments])
+    return V, np.array(F, dtype=np.int64)
+
+
+def two_bones(height=2.0):
+    joints = np.array([[0, 0, 0.05 * height], [0, 0, 0.5 * height]])
+    tails = np.array([[0, 0, 0.5 * height], [0, 0, 0.95 * height]])
+    return joints, np.array([-1, 0]), tails
+
+
+def three_bones(height=2.0):
+    j = np.array([[0, 0, 0.05], [0, 0, 0.35], [0, 0, 0.65]]) * height
+    t = np.array([[0, 0, 0.35], [0, 0, 0.65], [0, 0, 0.95]]) * height
+    return j, np.array([-1, 0, 1]), t
+
+
+def check_rows(W, J, max_inf=4):
+    assert W.shape[1] == J
+    assert np.all(np.isfinite(W)) and np.all(W >= 0)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-9)
+    assert (W > 0).sum(axis=1).max() <= max_inf
+
+
+def test_cylinder_two_bones_near_bone_is_one():
+    V, F = cylinder()
+    j, p, t = two_bones()
+    W = predict_weights(V, F, j, p, t)
+    check_rows(W, 2)
+    low, high = V[:, 2] < 0.4, V[:, 2] > 1.6
+    assert W[low, 0].min() > 0.95
+    assert W[high, 1].min() > 0.95
+    # a smooth transition around the joint: the lower bone's weight falls with height
+    ring = np.abs(V[:, 0] - 0.2) < 1e-9
+    order = np.argsort(V[ring, 2])
+    w0 = W[ring][order, 0]
+    assert np.all(np.diff(w0) <= 1e-6)
+    mid = np.abs(V[:, 2] - 1.0) < 0.06
+    assert np.all((W[mid, 0] > 0.2) & (W[mid, 0] < 0.8))
+
+
+def test_three_bones_at_most_max_influences():
+    V, F = cylinder(rings=31)
+    j, p, t = three_bones()
+    for k in (1, 2, 4):
+        W = predict_weights(V, F, j, p, t, max_influences=k)
+        check_rows(W, 3, k)
+    W1 = predict_weights(V, F, j, p, t, max_influences=1)
+    assert set(np.unique(W1)) <= {0.0, 1.0}
+
+
+@pytest.mark.parametrize("scale", [0.01, 1000.0])
+def test_unit_scale_does_not_change_weights(scale):
+    V, F = cylinder()
+    j, p, t = three_bones()
+    W = predict_weights(V, F, j, p, t)
+    Ws = predict_weights(V * scale, F, j * scale, p, t * scale)
+    np.testing.assert_allclose(Ws, W, atol=1e-6)
+    off = np.array([1e4, -3e3, 50.0])
+    Wt = predict_weights(V + off, F, j + off, p, t + off)
+    np.testing.assert_allclose(Wt, W, atol=1e-6)
+
+
+def test_floating_part_and_loose_vertex_get_weights():
+    V, F = cylinder()
+    j, p, t = two_bones()
+    # a small closed box floating beside the top (no bone inside, eyes/armour-like)
+    c = np.array([0.5, 0.0, 1.7])
+    box = c + 0.05 * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    bf = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                   [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
+    V2 = np.concatenate([V, box, [[3.0, 3.0, 3.0]]])        # plus one loose vertex
+    F2 = np.concatenate([F, bf + len(V)])
+    W = predict_weights(V2, F2, j, p, t)
+    check_rows(W, 2)
+    part = slice(len(V), len(V) + 8)
+    assert W[part, 1].min() > 0.9                             # rides with the upper bone
+    np.testing.assert_allclose(W[:len(V)], predict_weights(V, F, j, p, t), atol=0.05)
+
+
+def test_split_seams_are_welded_and_flipped_winding_is_fixed():
+    V, F = cylinder()
+    j, p, t = two_bones()
+    W = predict_weights(V, F, j, p, t)
+    # duplicate every vertex used by the second half of the faces (a UV seam everywhere)
+    half = len(F) // 2
+    dup = np.unique(F[half:])
+    remap = np.arange(len(V))
+    remap[dup] = len(V) + np.arange(len(dup))
+    V2 = np.concatenate([V, V[dup]])
+    F2 = F.copy()
+    F2[half:] = remap[F[half:]]
+    W2 = predict_weights(V2, F2, j, p, t)
+    np.testing.assert_allclose(W2[:len(V)], W, atol=1e-9)
+    np.testing.assert_allclose(W2[len(V):], W[dup], atol=1e-9)
+    # inconsistent winding: every other face flipped
+    F3 = F.copy()
+    F3[::2] = F3[::2, ::-1]
+    np.testing.assert_allclose(predict_weights(V, F3, j, p, t), W, atol=1e-9)
+
+
+def test_degenerate_and_non_manifold_faces():
+    V, F = cylinder()
+    j, p, t = two_bones()
+    # zero-area sliver (three collinear points), a repeated face and a fin on an edge
+    V2 = np.concatenate([V, [[0.3, 0, 1.0], [0.35, 0, 1.0], [0.4, 0, 1.0], [0.5, 0.0, 0.5]]])
+    n = len(V)
+    F2 = np.concatenate([F, [[n, n + 1, n + 2], F[0], [F[5, 0], F[5, 1], n + 3]]])
+    W = predict_weights(V2, F2, j, p, t)
+    check_rows(W, 2)
+
+
+def test_zero_length_and_far_bones_and_missing_tails():
+    V, F = cylinder()
+    j, p, t = two_bones()
+    t0 = t.copy()
+    t0[1] = j[1]                                             # zero-length upper bone
+    check_rows(predict_weights(V, F, j, p, t0), 2)
+    far = j + np.array([100.0, 0, 0])                        # armature far from the mesh
+    check_rows(predict_weights(V, F, far, p, t + np.array([100.0, 0, 0])), 2)
+    W = predict_weights(V, F, j, p, None)                    # tails from the children
+    check_rows(W, 2)
+    assert W[V[:, 2] < 0.4, 0].min() > 0.9
+
+
+def test_single_bone():
+    V, F = cylinder()
+    W = predict_weights(V, F, [[0, 0, 0.1]], [-1], [[0, 0, 1.9]])
+    np.testing.assert_allclose(W, 1.0)
+
+
+@pytest.mark.parametrize("bad", ["nan", "nofaces", "index"])
+def test_bad_mesh_raises(bad):
+    V, F = cylinder()
+    j, p, t = two_bones()
+    if bad == "nan":
+        V = V.copy()
+        V[3] = np.nan
+    elif bad == "nofaces":
+        F = np.zeros((0, 3), np.int64)
+    else:
+        F = F.copy()
+        F[0, 0] = len(V) + 5
+    with pytest.raises(InvalidMeshError):
+        predict_weights(V, F, j, p, t)
+
+
+def test_bad_armature_raises():
+    V, F = cylinder()
+    with pytest.raises(InvalidArmatureError, match="no deforming bones"):
+        predict_weights(V, F, np.zeros((0, 3)), np.zeros(0, int))
+    j, p, t = two_bones()
+    with pytest.raises(InvalidArmatureError):
+        predict_weights(V, F, j, [-1, 5], t)
+    with pytest.raises(InvalidArmatureError):
+        predict_weights(V, F, j, [-1], t)
+    jn = j.copy()
+    jn[1, 0] = np.nan
+    with pytest.raises(InvalidArmatureError):
+        predict_weights(V, F, jn, p, t)
+
+
+def test_features_shapes_and_targets():
+    V, F = cylinder()
+    j, p, t = three_bones()
+    fs = vertex_features(V, F, j, p, t)
+    assert isinstance(fs, FeatureSet)
+    n = fs.n
+    assert fs.candidates.shape == (n, 5) and fs.mask.shape == (n, 5)
+    assert fs.mask[:, :3].all() and not fs.mask[:, 3:].any()     # 3 bones: 2 padded slots
+    assert fs.x.dtype == np.float32 and fs.x.shape == (n, 26 + 5 * 11)
+    assert np.isfinite(fs.x).all()
+    assert fs.x_bone.shape == (n, 5, 11)
+    np.testing.assert_allclose(fs.x_bone[..., 8], fs.prior, atol=1e-6)
+    np.testing.assert_allclose(fs.prior.sum(axis=1), 1.0, atol=1e-5)  # all 3 bones are candidates
+    assert (np.diff(fs.geodesic[:, :3], axis=1) >= -1e-6).all()      # nearest first
+    # artist weights on input vertices -> welded candidate targets
+    Wa = predict_weights(V, F, j, p, t)
+    tgt, cov = fs.candidate_targets(Wa)
+    np.testing.assert_allclose(cov, 1.0, atol=1e-9)
+    np.testing.assert_allclose(scatter(fs.candidates, tgt, 3)[fs.vmap], Wa, atol=1e-9)
+
+
+def test_geodesic_connects_floating_parts():
+    V, F = cylinder()
+    j, p, t = two_bones()
+    box = np.array([0.8, 0, 1.7]) + 0.05 * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], float)
+    bf = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                   [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
+    V2, F2 = np.concatenate([V, box]), np.concatenate([F, bf + len(V)])
+    m = prepare_mesh(V2, F2)
+    b = prepare_bones(m, j, p, t)
+    h = bone_heat(m, b)
+    seeds = np.zeros_like(h.dist, bool)
+    ok = h.source_bone >= 0
+    seeds[np.flatnonzero(ok), h.source_bone[ok]] = True
+    G = bone_geodesics(m, h.dist, seeds)
+    assert np.isfinite(G).all() and (G >= h.dist - 1e-9).all()
+    boxv = m.vmap[len(V):]
+    assert (G[boxv, 1] < G[boxv, 0]).all()                   # the box is nearer the upper bone
+    assert np.ptp(G[boxv, 0]) > 0                            # not a constant on the part
+
+
+class _OneHotModel:
+    """A stand-in network: all weight on the geodesically nearest candidate."""
+    def predict(self, fs):
+        out = np.zeros(fs.candidates.shape)
+        out[:, 0] = 1.0
+        return out
+
+
+def test_model_dispatch():
+    V, F = cylinder()
+    j, p, t = three_bones()
+    W = predict_weights(V, F, j, p, t, model=_OneHotModel())
+    check_rows(W, 3, 1)
+    Wp = predict_weights(V, F, j, p, t, model="prior")
+    check_rows(Wp, 3)
+    with pytest.raises(TypeError):
+        predict_weights(V, F, j, p, t, model=42)
+
+
+def test_prune_and_scatter():
+    W = np.array([[0.1, 0.2, 0.3, 0.4, 0.5], [0, 0, 0, 0, 0], [np.nan, 1, 0, 0, 0]])
+    out = prune(W, 2, fallback=np.array([0, 3, 0]))
+    np.testing.assert_allclose(out[0], [0, 0, 0, 4 / 9, 5 / 9])
+    np.testing.assert_allclose(out[1], [0, 0, 0, 1, 0])
+    np.testing.assert_allclose(out[2], [0, 1, 0, 0, 0])
+    S = scatter(np.array([[1, 1, 0]]), np.array([[0.25, 0.25, 0.5]]), 3)
+    np.testing.assert_allclose(S, [[0.5, 0.5, 0]])
