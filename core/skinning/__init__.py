@@ -28,6 +28,7 @@ __all__ = ["predict_weights", "vertex_features", "FeatureSet", "HeatOptions",
 PRIOR = "prior"           # model="prior": the heat prior alone, even when a model is shipped
 MIN_WEIGHT = 0.0          # prior: Blender's weight limit already cut the small weights
 MODEL_MIN_WEIGHT = 0.01   # model: probabilities below this share of the row are dropped
+REDISTRIBUTE = True       # pruned weight goes to the nearest kept bone in the tree (weights.prune)
 
 
 def _default_model():
@@ -90,6 +91,7 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
         Wn = scatter(fs.candidates, probs * fs.mask, bones.J)
         fallback = fs.candidates[:, 0]
         info.update(fs.info, method="model")
-    Wn = prune(Wn, int(max_influences), MIN_WEIGHT if net is None else MODEL_MIN_WEIGHT, fallback=fallback)
+    Wn = prune(Wn, int(max_influences), MIN_WEIGHT if net is None else MODEL_MIN_WEIGHT, fallback=fallback,
+               parents=bones.parents if REDISTRIBUTE else None)
     W = Wn[mesh.vmap]
     return (W, info) if return_info else W

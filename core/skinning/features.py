@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .geodesic import bone_geodesics, mesh_edges
-from .geometry import vertex_normals
-from .heat import HeatOptions, HeatResult, bone_heat, _orient_parts
+from .heat import HeatOptions, HeatResult, bone_heat
 from .prep import Bones, SkinMesh, prepare_bones, prepare_mesh
 
 K = 5
@@ -166,8 +165,7 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
     prior = np.take_along_axis(W, cand, axis=1) * mask
 
     # vertex block
-    F = _orient_parts(mesh, dist, heat.tpar, bones)
-    N = vertex_normals(V, F)
+    N = heat.normals
     E = mesh_edges(mesh.F)
     h = float(np.linalg.norm(V[E[:, 0]] - V[E[:, 1]], axis=1).mean()) or 1.0
     off, inv_nb = _one_ring_neighbours(V, mesh.F, h)

@@ -28,9 +28,8 @@ JUMP = 3.0
 
 
 def mesh_edges(F):
-    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
-    e.sort(axis=1)
-    return np.unique(e, axis=0)
+    from .geometry import unique_edges
+    return unique_edges(F)
 
 
 def bone_geodesics(mesh: SkinMesh, dist, seeds, *, jump: float = JUMP) -> np.ndarray:

@@ -79,14 +79,23 @@ def cotangent_laplacian(V, F, max_cot: float = 1e3):
     return C.tocsc(), np.maximum(M, floor)
 
 
+def unique_edges(F) -> np.ndarray:
+    """(E, 2) undirected edges of triangles F, each once, smaller index first."""
+    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    nv = int(F.max()) + 1 if len(F) else 1
+    key = np.unique(np.minimum(e[:, 0], e[:, 1]) * nv + np.maximum(e[:, 0], e[:, 1]))
+    return np.stack([key // nv, key % nv], axis=1)
+
+
 def face_adjacency(F):
     """Pairs of faces (a, b) sharing an edge used by exactly two faces, and whether the
     two traverse that edge in the same direction (inconsistent winding)."""
     m = len(F)
     he = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
     fid = np.tile(np.arange(m), 3)
-    key = np.sort(he, axis=1)
-    _, inv, cnt = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    nv = int(F.max()) + 1 if m else 1
+    key = np.minimum(he[:, 0], he[:, 1]) * nv + np.maximum(he[:, 0], he[:, 1])
+    _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
     order = np.argsort(inv, kind="stable")
     inv_s = inv[order]
@@ -99,38 +108,39 @@ def face_adjacency(F):
 
 
 def orient_faces(F):
-    """Flip faces so that neighbours across manifold edges agree (per connected patch).
-    Returns (F', flipped mask). Non-orientable conflicts are left as found."""
+    """Flip faces so that neighbours across manifold edges agree (per patch of faces
+    connected through manifold edges). Returns (F', flipped mask, patch label per face).
+    Non-orientable conflicts (Moebius-like) are left as found."""
+    from scipy.sparse.csgraph import connected_components
     m = len(F)
     a, b, same = face_adjacency(F)
     if len(a) == 0:
-        return F.copy(), np.zeros(m, bool)
-    G = sp.coo_matrix((np.ones(2 * len(a)), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(m, m)).tocsr()
-    S = sp.coo_matrix((np.concatenate([same, same]).astype(np.int8) + 1,
-                       (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(m, m)).tocsr()
+        return F.copy(), np.zeros(m, bool), np.arange(m)
+    rows, cols = np.concatenate([a, b]), np.concatenate([b, a])
+    G = sp.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, m)).tocsr()
+    S = sp.coo_matrix((np.concatenate([same, same]).astype(np.int8) + 1, (rows, cols)), shape=(m, m)).tocsr()
+    n_lab, lab = connected_components(G, directed=False)
     flip = np.zeros(m, bool)
-    seen = np.zeros(m, bool)
-    for root in range(m):
-        if seen[root]:
-            continue
+    first = np.full(n_lab, -1)
+    first[lab[::-1]] = np.arange(m)[::-1]
+    sizes = np.bincount(lab, minlength=n_lab)
+    for root in first[sizes > 1]:
         order, pred = breadth_first_order(G, root, directed=False, return_predecessors=True)
-        seen[order] = True
-        if len(order) == 1:
-            continue
         ch = order[1:]
         pa = pred[ch]
         inconsistent = np.asarray(S[pa, ch]).ravel() == 2
-        # parity of flips along the BFS tree, parents before children
         pos = np.empty(m, np.int64)
         pos[order] = np.arange(len(order))
         f = np.zeros(len(order), bool)
-        pp = pos[pa]
-        for k in range(len(ch)):
-            f[k + 1] = f[pp[k]] ^ inconsistent[k]
-        flip[order] = f
+        pp = pos[pa].tolist()
+        inc = inconsistent.tolist()
+        fl = f.tolist()
+        for k in range(len(ch)):          # parents come before children in BFS order
+            fl[k + 1] = fl[pp[k]] ^ inc[k]
+        flip[order] = fl
     Fo = F.copy()
     Fo[flip] = Fo[flip][:, ::-1]
-    return Fo, flip
+    return Fo, flip, lab
 
 
 def vertex_normals(V, F, area_weighted: bool = False):

@@ -55,29 +55,24 @@ class HeatResult:
     dist: np.ndarray               # (n, J) Euclidean vertex-bone distance
     source_bone: np.ndarray        # (n,) nearest visible bone (-1 none)
     tpar: np.ndarray = None        # (n, J) closest point parameter on each bone
+    faces: np.ndarray = None       # (m, 3) faces with consistent, outward winding (if oriented)
+    normals: np.ndarray = None     # (n, 3) vertex normals of `faces`
+    rank: np.ndarray = None        # (n, J) penalised distance that picked the heat sources
     weak_parts: int = 0            # parts that got weak heat
     info: dict = field(default_factory=dict)
 
 
 def _orient_parts(mesh: SkinMesh, dist, tpar, bones: Bones):
-    """Consistent winding per patch, then flip every patch whose normals point toward
-    its nearest bones (area-weighted vote). Returns oriented faces."""
-    F, _ = orient_faces(mesh.F)
+    """Consistent winding per patch (faces connected through manifold edges), then flip
+    every patch whose face normals point toward its nearest bones (area-weighted vote).
+    Returns the oriented faces."""
+    F, _, lab = orient_faces(mesh.F)
     V = mesh.V
     nearest = np.argmin(dist, axis=1)
     cp = bones.heads[nearest] + tpar[np.arange(len(V)), nearest][:, None] * (bones.tails[nearest] - bones.heads[nearest])
     out = V - cp
-    # face-level vote: face normal (area-weighted) . direction from bone to face centre
     fn = np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]])
-    fo = out[F].mean(axis=1)
-    vote = np.einsum("ij,ij->i", fn, fo)
-    # patches = connected through consistently oriented manifold edges; use face labels by BFS
-    from .geometry import face_adjacency
-    from scipy.sparse.csgraph import connected_components
-    a, b, _ = face_adjacency(F)
-    m = len(F)
-    G = sp.coo_matrix((np.ones(len(a)), (a, b)), shape=(m, m))
-    _, lab = connected_components(G, directed=False)
+    vote = np.einsum("ij,ij->i", fn, out[F].mean(axis=1))
     s = np.bincount(lab, weights=vote)
     flip = s[lab] < 0
     F = F.copy()
@@ -181,8 +176,8 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
         dist, tpar = bone_distances(V, bones.heads, bones.tails)
     info = {"t_dist": time.perf_counter() - t0}
     F = _orient_parts(mesh, dist, tpar, bones) if opt.orient else mesh.F
+    N = vertex_normals(V, F)
     if opt.normal_penalty:
-        N = vertex_normals(V, F)
         # cos between the normal and the direction bone -> vertex, per bone
         rank = np.empty_like(dist)
         step = max(1, 2_000_000 // max(J, 1))
@@ -238,4 +233,4 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
     W /= s[:, None]
     info["t_total"] = time.perf_counter() - t0
     info["visible_frac"] = float(ok.mean())
-    return HeatResult(W, dist, chosen, tpar, int(np.unique(mesh.comp[weak]).size) if weak.any() else 0, info)
+    return HeatResult(W, dist, chosen, tpar, F, N, rank, int(np.unique(mesh.comp[weak]).size) if weak.any() else 0, info)

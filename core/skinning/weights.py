@@ -17,10 +17,27 @@ def scatter(candidates, probs, n_bones: int) -> np.ndarray:
     return W
 
 
-def prune(W, max_influences: int = 4, min_weight: float = 0.0, fallback=None) -> np.ndarray:
+def tree_distance(parents) -> np.ndarray:
+    """(J, J) number of bone-tree edges between bones (large between separate trees)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import shortest_path
+    p = np.asarray(parents, dtype=np.int64)
+    J = len(p)
+    ch = np.flatnonzero((p >= 0) & (p < J) & (p != np.arange(J)))
+    G = sp.coo_matrix((np.ones(len(ch)), (ch, p[ch])), shape=(J, J))
+    D = shortest_path(G, directed=False, unweighted=True)
+    return np.where(np.isfinite(D), D, 1e6)
+
+
+def prune(W, max_influences: int = 4, min_weight: float = 0.0, fallback=None, parents=None) -> np.ndarray:
     """Keep each row's `max_influences` largest weights (and those >= min_weight of the
-    row's total), renormalise to sum 1. Rows that are empty or not finite get weight 1
-    on `fallback[i]` (a bone index per row; bone 0 if not given)."""
+    row's total) and make the row sum to 1. Rows that are empty or not finite get
+    weight 1 on `fallback[i]` (a bone index per row; bone 0 if not given).
+
+    Without `parents` the kept weights are scaled up. With `parents` each dropped
+    weight goes to the kept bone nearest to it in the bone tree (ties: the heavier), so
+    the vertex follows the dropped bone's neighbour instead of the whole mix: the same
+    L1 distance to any target (every kept weight only grows), less deformation error."""
     W = np.nan_to_num(np.asarray(W, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     W = np.maximum(W, 0.0)
     V, J = W.shape
@@ -38,6 +55,18 @@ def prune(W, max_influences: int = 4, min_weight: float = 0.0, fallback=None) ->
         tot = top.sum(axis=1, keepdims=True)
         top = np.where(top >= min_weight * tot, top, 0.0)
     out[rows, idx] = top
+    if parents is not None and k < J:
+        D = tree_distance(parents)
+        drop = W - out                                   # (V, J) weights that were cut
+        dr, db = np.nonzero(drop > 0)
+        if len(dr):
+            kept = idx[dr]                               # (m, k) candidates for each cut weight
+            kw = out[dr[:, None], kept]
+            cost = D[db[:, None], kept] - 1e-3 * kw      # nearest in the tree, then heavier
+            cost = np.where(kw > 0, cost, np.inf)
+            has = np.isfinite(cost).any(axis=1)
+            tgt = kept[np.arange(len(dr)), np.argmin(np.where(np.isfinite(cost), cost, 1e12), axis=1)]
+            np.add.at(out, (dr[has], tgt[has]), drop[dr[has], db[has]])
     s = out.sum(axis=1)
     bad = ~(s > 0)
     if bad.any():
