@@ -323,3 +323,20 @@ def test_skin_model_preference_lists_trained_models(models_dir, prefs, ext_modul
     assert prefs.skin_model == "DEFAULT"
     path, warning = prefs_module.active_skin_model()
     assert path is None and "beta.npz" in warning and "shipped default" in warning
+
+
+def test_cli_train_skin_on_blender_files(cli_with_bpy, bridge, humanoid_skeleton, make_mesh, humanoid, tmp_path):
+    """`train-skin` reads rigged characters from .blend and .fbx files through
+    bridge.training_data (family = the file's name)."""
+    pytest.importorskip("torch")
+    import bpy
+    a, rig_a = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "a")
+    bpy.data.libraries.write(str(tmp_path / "hero.blend"), {a, rig_a})
+    b, rig_b = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "b", stretch=1.2, location=(3, 0, 0))
+    bridge.fbx.export_fbx(tmp_path / "giant.fbx", rig_b, [b])
+    out = tmp_path / "model.npz"
+    result = cli_with_bpy("train-skin", tmp_path / "hero.blend", tmp_path / "giant.fbx", "--out", out,
+                          "--epochs", "2", timeout=900)
+    assert result.returncode == 0, result.stderr
+    assert "2 characters, 2 families" in result.stdout
+    assert out.is_file()
