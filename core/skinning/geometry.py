@@ -31,7 +31,7 @@ def bone_distances(P, heads, tails):
     return dist, tpar
 
 
-def cotangent_laplacian(V, F, max_cot: float = 1e3):
+def cotangent_laplacian(V, F, max_cot: float = 1e3, edge_count: bool = True):
     """Cotangent stiffness C (n x n, symmetric PSD, C = -L: positive diagonal) and mixed
     Voronoi vertex areas M (n,) (Meyer et al. 2003).
 
@@ -57,7 +57,15 @@ def cotangent_laplacian(V, F, max_cot: float = 1e3):
     # edge opposite vertex k joins the other two
     rows = np.concatenate([i1, i2, i0])
     cols = np.concatenate([i2, i0, i1])
-    w = 0.5 * np.concatenate([cots[:, 0], cots[:, 1], cots[:, 2]])
+    if edge_count:
+        # Blender's variant: a face's cotangent over the number of faces on the edge
+        # (1/2 on manifold edges, 1 on boundary edges, 1/3 on a three-face fin...)
+        key = np.minimum(rows, cols) * n + np.maximum(rows, cols)
+        _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+        share = 1.0 / cnt[inv.reshape(-1)]
+    else:
+        share = 0.5
+    w = share * np.concatenate([cots[:, 0], cots[:, 1], cots[:, 2]])
     Wm = sp.coo_matrix((np.concatenate([w, w]), (np.concatenate([rows, cols]), np.concatenate([cols, rows]))),
                        shape=(n, n)).tocsr()
     C = sp.diags(np.asarray(Wm.sum(axis=1)).ravel()) - Wm

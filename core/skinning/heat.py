@@ -47,6 +47,7 @@ class HeatOptions:
     front_only: bool = True        # only surfaces facing the vertex block its view (Blender)
     limit_weights: bool = True     # Blender's cut: w < 0.025 -> 0, ramp up to 0.05
     max_cot: float = 1e3
+    edge_count: bool = False       # True: Blender's cot / (faces on the edge) instead of cot / 2
 
 
 @dataclass
@@ -210,7 +211,7 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
         P[wi] = tie / tie.sum(axis=1, keepdims=True)
         Hd[wi] = opt.weak_heat * opt.k * tie.sum(axis=1) / np.maximum(dm, MIN_DIST) ** 2
     t2 = time.perf_counter()
-    C, M = cotangent_laplacian(V, mesh.F, opt.max_cot)
+    C, M = cotangent_laplacian(V, mesh.F, opt.max_cot, opt.edge_count)
     MH = M * Hd
     A = (C + sp.diags(MH)).tocsc()
     lu = splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})

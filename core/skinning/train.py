@@ -299,6 +299,7 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
                      hidden2: int = 32, weight_decay: float = 0.0, device=None,
                      checkpoint_path=None, feature_fn=None, smoothing=(0,),
                      threads: int | None = 1, lr_decay: float = 0.5, decay_patience: int = 8,
+                     l1_weight: float = 0.0,
                      info: dict | None = None) -> dict:
     """Train Auto Skin's network on `characters` and write the best model to `out_path`.
 
@@ -315,7 +316,8 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
     and one thread is fastest on a busy machine; None leaves torch's setting). Returns a
     report dict (also saved next to the model as MODEL.json). The learning rate is
     multiplied by `lr_decay` after `decay_patience` epochs without a better validation L1
-    (lr_decay=1 keeps it constant).
+    (lr_decay=1 keeps it constant). `l1_weight` adds that much of the candidate L1
+    (sum_k |w_k - w*_k|) to the cross entropy.
     """
     torch = _torch()
     started = time.perf_counter()
@@ -348,6 +350,7 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
 
     settings = dict(epochs=epochs, lr=lr, batch_characters=batch_characters, seed=seed,
                     patience=patience, lr_decay=lr_decay, decay_patience=decay_patience,
+                    l1_weight=l1_weight,
                     hidden=hidden, embed=embed, hidden2=hidden2,
                     weight_decay=weight_decay, n_features=n_features)
     fingerprint = _fingerprint([p["name"] for p in train_p], [p["name"] for p in val_p], settings)
@@ -415,7 +418,10 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
                 for i in batch:
                     s, c, v, lp, t = train_t[i]
                     logp = net(s, c, v, lp)
-                    loss = loss + (-(t * logp).sum(dim=1).mean()) / len(batch)
+                    term = -(t * logp).sum(dim=1).mean()
+                    if l1_weight:
+                        term = term + l1_weight * (logp.exp() - t).abs().sum(dim=1).mean()
+                    loss = loss + term / len(batch)
                 loss.backward()
                 opt.step()
                 losses.append(float(loss.detach()))
