@@ -126,12 +126,7 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
     V, J, n = mesh.V, bones.J, mesh.n
     dist = heat.dist
     # seeds: nearest visible bones (ties included) = where bone heat put its sources
-    seeds = np.zeros((n, J), bool)
-    src = heat.source_bone
-    ok = src >= 0
-    seeds[np.flatnonzero(ok), src[ok]] = True
-    tie = dist[ok] <= dist[ok, src[ok]][:, None] * (1 + 1e-4) + 1e-12
-    seeds[np.flatnonzero(ok)] |= tie
+    seeds = heat.seeds
     t1 = time.perf_counter()
     geo = bone_geodesics(mesh, dist, seeds)
     t_geo = time.perf_counter() - t1

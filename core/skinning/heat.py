@@ -43,6 +43,7 @@ class HeatOptions:
     max_visibility_rays: int = 12000  # above this many vertices, one ray per small surface cell
     normal_penalty: bool = True    # Blender's d / (0.5 (cos + 1.001)) after orienting parts
     orient: bool = True            # make winding consistent and normals face away from bones
+                                   # (False: the input winding, as Blender)
     weak_heat: float = 0.1         # factor of k for parts that see no bone
     front_only: bool = True        # only surfaces facing the vertex block its view (Blender)
     limit_weights: bool = True     # Blender's cut: w < 0.025 -> 0, ramp up to 0.05
@@ -59,6 +60,7 @@ class HeatResult:
     faces: np.ndarray = None       # (m, 3) faces with consistent, outward winding (if oriented)
     normals: np.ndarray = None     # (n, 3) vertex normals of `faces`
     rank: np.ndarray = None        # (n, J) penalised distance that picked the heat sources
+    seeds: np.ndarray = None       # (n, J) bool: bone j heats vertex i (nearest visible, ties)
     weak_parts: int = 0            # parts that got weak heat
     info: dict = field(default_factory=dict)
 
@@ -110,7 +112,7 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
     chosen = np.full(n, -1, np.int64)
     todo = np.arange(n)
     FF = mesh.F if F is None else F
-    front = opt.front_only and F is not None
+    front = opt.front_only
 
     def blocked(vs, bs):
         cp = bones.heads[bs] + tpar[vs, bs][:, None] * (bones.tails[bs] - bones.heads[bs])
@@ -194,11 +196,12 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
         rank = dist
     info["t_orient"] = time.perf_counter() - t0 - info["t_dist"]
     t1 = time.perf_counter()
-    P, dmin, chosen = visible_nearest(mesh, bones, dist, tpar, rank, opt, F if opt.orient else None)
+    P, dmin, chosen = visible_nearest(mesh, bones, dist, tpar, rank, opt, F)
     info["t_visibility"] = time.perf_counter() - t1
 
     Hd = np.zeros(n)
     ok = chosen >= 0
+    seeds = (P > 0) & ok[:, None]
     Hd[ok] = opt.k * (P[ok] > 0).sum(axis=1) / np.maximum(dmin[ok], MIN_DIST) ** 2   # Blender: numclosest * k / d^2
     # parts without heat: weak heat from the nearest bone(s), no visibility
     has = np.bincount(mesh.comp, weights=ok.astype(float), minlength=mesh.n_comp) > 0
@@ -234,4 +237,4 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
     W /= s[:, None]
     info["t_total"] = time.perf_counter() - t0
     info["visible_frac"] = float(ok.mean())
-    return HeatResult(W, dist, chosen, tpar, F, N, rank, int(np.unique(mesh.comp[weak]).size) if weak.any() else 0, info)
+    return HeatResult(W, dist, chosen, tpar, F, N, rank, seeds, int(np.unique(mesh.comp[weak]).size) if weak.any() else 0, info)

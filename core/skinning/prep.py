@@ -52,8 +52,9 @@ class Bones:
         return len(self.heads)
 
 
-def prepare_mesh(vertices, faces) -> SkinMesh:
-    """Validate (InvalidMeshError), weld, drop degenerate faces, normalise."""
+def prepare_mesh(vertices, faces, *, weld: bool = True) -> SkinMesh:
+    """Validate (InvalidMeshError), weld (unless weld=False: only for measurements),
+    drop degenerate faces, normalise."""
     V, F = validate(vertices, faces)
     finite = np.isfinite(V).all(axis=1)
     used = np.zeros(len(V), bool)
@@ -67,9 +68,12 @@ def prepare_mesh(vertices, faces) -> SkinMesh:
     diag = float(np.linalg.norm((hi - lo) / extent))
 
     idx = np.flatnonzero(used)
-    keys = np.round(Vn[idx] / (WELD_TOLERANCE * diag)).astype(np.int64)
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    if weld:
+        keys = np.round(Vn[idx] / (WELD_TOLERANCE * diag)).astype(np.int64)
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+    else:
+        first, inverse = np.arange(len(idx)), np.arange(len(idx))
     weld = np.full(len(V), -1, np.int64)
     weld[idx] = inverse
     Fw = weld[F]
