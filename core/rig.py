@@ -59,12 +59,16 @@ def _components(n, edges):
 
 # ---------------------------------------------------------------- multi-part meshes
 
-def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float):
+def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float,
+               inside_body=None, absorb: float = 1.0):
     """Make one connected graph out of the per-part skeleton graphs.
 
     mass, extent: per node, the surface area and bounding-box size of the graph
     component it belongs to (computed by the caller from merged vertices);
     node_points: per node, the surface points merged into it.
+    inside_body(points, kept) -> bool: whether points lie inside the surface of the
+    parts kept so far; a node is absorbed by the body if it is inside it, or within
+    `absorb` body radii of a body node.
     Returns (kept node indices, edges among them in original numbering).
     """
     n = len(X)
@@ -81,7 +85,9 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         body = cKDTree(np.vstack([node_points[k] for k in K]))
         d = np.linalg.norm(X[idx, None] - X[None, K], axis=2)
         near = K[d.argmin(axis=1)]
-        absorbed = d.min(axis=1) < radius[near]
+        absorbed = d.min(axis=1) < absorb * radius[near]
+        if inside_body is not None:
+            absorbed |= inside_body(X[idx], K)
         target = dict(zip(idx[absorbed].tolist(), near[absorbed].tolist()))
         free = idx[~absorbed]
         if len(free) == 0:

@@ -64,6 +64,8 @@ class Skeleton:
             return cls.from_dict(json.load(fh))
 
 
+ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
+
 DEFAULTS = dict(
     proxy_vertices=5000,   # contraction runs on a decimated proxy of this size
     min_part=0.08,         # parts smaller than this (longest side = 1) get no bones
@@ -134,8 +136,19 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     for c in range(len(comp_extent)):
         pts = V[np.concatenate([members[k] for k in np.flatnonzero(comp == c)])]
         comp_extent[c] = np.ptp(pts, axis=0).max()
+    owner = np.empty(len(V), np.int64)
+    for k, m in enumerate(members):
+        owner[m] = k
+
+    def inside_body(points, kept_nodes):
+        mine = np.zeros(len(nodes), bool)
+        mine[kept_nodes] = True
+        body = F[mine[owner[F]].all(axis=1)]
+        return inside_mesh(points, V, body) if len(body) else np.zeros(len(points), bool)
+
     kept, joined = rig.join_parts(X, edges, radius, comp_mass[comp], comp_extent[comp], [V[m] for m in members],
-                                  min_part=opt["min_part"], min_branch=opt["min_branch"])
+                                  min_part=opt["min_part"], min_branch=opt["min_branch"],
+                                  inside_body=inside_body, absorb=ABSORB)
     tree = rig.spanning_tree(X, kept, joined)
     adj = rig.adjacency(0, tree)
     if len(kept) == 1:
