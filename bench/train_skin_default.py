@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Train (and validate) Auto Skin's default model on the CC0 records of ../shared/data.
+
+    .venv/bin/python bench/train_skin_default.py --out models/skin_default.npz
+
+Training data: CC0 records only (MANIFEST.tsv licence column: quat_ and mpfb_), minus the
+validation families of bench/splits.py (the same families bench/skin.py reports on).
+Validation: those families (early stopping on the CC0 ones); zad_ (CC-BY-SA-3.0) records
+of the validation split are only evaluated, as a source the model never saw.
+Features are cached in bench/results/skin_features/ (delete it after changing
+core/skinning/features.py). Writes the model, MODEL.json (the training report) and
+bench/results/skin_train_<stem>.md (per-source table, training curve).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from common import DATA_DEFAULT, RESULTS, markdown_table, source_of  # noqa: E402
+
+from bonesmith.core.skinning import train as skin_train  # noqa: E402
+
+
+def manifest(data_dir: Path) -> dict:
+    with open(data_dir / "MANIFEST.tsv", newline="") as fh:
+        return {row["name"]: row for row in csv.DictReader(fh, delimiter="\t")}
+
+
+def families_and_split(names):
+    """(family per name, set of validation families) from bench/splits.py."""
+    import splits
+    fam = {n: splits.family_of(n) for n in names}
+    val = {fam[n] for n in names if splits.split_of(n) == "val"}
+    return fam, val
+
+
+class CachedFeatures:
+    """vertex_features with an on-disk cache keyed by the input arrays and features.py."""
+
+    def __init__(self, directory: Path):
+        from bonesmith.core.skinning import features, geodesic, heat, prep
+        self.dir = directory
+        self.dir.mkdir(parents=True, exist_ok=True)
+        code = b"".join(Path(m.__file__).read_bytes() for m in (features, geodesic, heat, prep))
+        self.code = hashlib.sha256(code).hexdigest()[:12]
+        self.fn = features.vertex_features
+
+    def __call__(self, vertices, faces, joints, parents, tails):
+        h = hashlib.sha256(self.code.encode())
+        for a in (vertices, faces, joints, parents, tails):
+            a = np.ascontiguousarray(a if a is not None else np.zeros(0))
+            h.update(str(a.dtype).encode() + str(a.shape).encode() + a.tobytes())
+        path = self.dir / f"{h.hexdigest()[:24]}.pkl"
+        if path.is_file():
+            with open(path, "rb") as fh:
+                return pickle.load(fh)
+        fs = self.fn(vertices, faces, joints, parents, tails)
+        with open(path, "wb") as fh:
+            pickle.dump(fs, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        return fs
+
+
+def per_source_table(rows) -> str:
+    by = {}
+    for r in rows:
+        by.setdefault(source_of(r["name"]), []).append(r)
+    out = []
+    for src in ("quat_", "mpfb_", "zad_"):
+        rs = by.get(src)
+        if not rs:
+            continue
+        m = lambda k: float(np.nanmean([r[k] for r in rs]))  # noqa: E731
+        out.append([src, len(rs), f"{m('prior_l1'):.3f}", f"{m('l1'):.3f}",
+                    f"{m('prior_ce'):.3f}", f"{m('ce'):.3f}"])
+    return markdown_table(["source", "characters", "L1 heat prior", "L1 model",
+                           "CE heat prior", "CE model"], out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=DATA_DEFAULT)
+    ap.add_argument("--out", type=Path, default=REPO / "models" / "skin_default.npz")
+    ap.add_argument("--epochs", type=int, default=300)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--batch-characters", type=int, default=2)
+    ap.add_argument("--patience", type=int, default=30)
+    ap.add_argument("--hidden", type=int, default=32)
+    ap.add_argument("--embed", type=int, default=16)
+    ap.add_argument("--hidden2", type=int, default=32)
+    ap.add_argument("--weight-decay", type=float, default=0.0)
+    ap.add_argument("--lr-decay", type=float, default=0.5)
+    ap.add_argument("--l1-weight", type=float, default=0.0)
+    ap.add_argument("--decay-patience", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--smoothing", default="0,1,2,4,8", help="smoothing iterations to try")
+    ap.add_argument("--exclude-train", default="", help="comma-separated prefixes left out of training")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--device", default=None)
+    args = ap.parse_args(argv)
+
+    rows = manifest(args.data)
+    names = sorted(rows)
+    fam, val_fams = families_and_split(names)
+    cc0 = [n for n in names if rows[n]["licence"].startswith("CC0")]
+    excluded = tuple(p for p in args.exclude_train.split(",") if p)
+    train_names = [n for n in cc0 if fam[n] not in val_fams and not n.startswith(excluded or ("\0",))]
+    val_names = [n for n in cc0 if fam[n] in val_fams]
+    extra_names = [n for n in names if n not in cc0 and fam[n] in val_fams]
+    print(f"train {len(train_names)} ({len(set(fam[n] for n in train_names))} families), "
+          f"val {len(val_names)} CC0 + {len(extra_names)} non-CC0 (evaluated only)", flush=True)
+
+    def load(ns):
+        out = []
+        for n in ns:
+            ch = skin_train.load_record(args.data / f"{n}.npz")
+            ch["family"] = fam[n]
+            out.append(ch)
+        return out
+
+    t0 = time.perf_counter()
+    train_chars, val_chars, extra = load(train_names), load(val_names), load(extra_names)
+    feats = CachedFeatures(RESULTS / "skin_features")
+    report = skin_train.train_skin_model(
+        train_chars + val_chars, args.out, epochs=args.epochs, lr=args.lr,
+        batch_characters=args.batch_characters, seed=args.seed, resume=args.resume,
+        patience=args.patience, val_families=sorted({fam[n] for n in val_names}),
+        validation=extra, hidden=args.hidden, embed=args.embed, hidden2=args.hidden2,
+        weight_decay=args.weight_decay, lr_decay=args.lr_decay, decay_patience=args.decay_patience,
+        l1_weight=args.l1_weight,
+        device=args.device, feature_fn=feats,
+        checkpoint_path=RESULTS / f"skin_train_{args.out.stem}.ckpt",
+        smoothing=[int(s) for s in args.smoothing.split(",")],
+        progress=skin_train.text_progress(sys.stdout),
+        info={"training_data": "CC0 only: " + ", ".join(sorted({n.split('_')[0] + '_' for n in train_names})),
+              "command": "python bench/train_skin_default.py " + " ".join(sys.argv[1:] if argv is None else argv)})
+    rows_all = report["val_characters"] + report["extra_characters"]
+    table = per_source_table(rows_all)
+    curve = markdown_table(["epoch", "train CE", "val CE", "val L1"],
+                           [[h["epoch"], f"{h['train_loss']:.4f}", f"{h['val_loss']:.4f}", f"{h['val_l1']:.4f}"]
+                            for h in report["history"] if h["epoch"] % 10 == 0 or h["epoch"] == 1
+                            or h["epoch"] == report["best_epoch"]])
+    md = (f"# Auto Skin training: {args.out.name}\n\n"
+          f"Train {len(train_names)} CC0 records, validation {len(val_names)} CC0 + {len(extra_names)} zad_; "
+          f"best epoch {report['best_epoch']} of {report['epochs_run']}, {report['n_parameters']} parameters, "
+          f"{report['seconds']:.0f} s on {report['device']}.\n"
+          f"Smoothing (val L1 by iterations): {report['smoothing_val_l1']}\n\n"
+          "Candidate-space L1 on welded vertices, before pruning (per-vertex sum |w - w*|, "
+          "mean per character, mean over characters):\n\n"
+          f"{table}\n\n## Curve\n\n{curve}\n")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"skin_train_{args.out.stem}.md").write_text(md)
+    print(md)
+    print(f"total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
