@@ -54,14 +54,15 @@ def bone_geodesics(mesh: SkinMesh, dist, seeds, *, jump: float = JUMP) -> np.nda
     if len(miss_c):
         order = np.argsort(mesh.comp, kind="stable")
         starts = np.searchsorted(mesh.comp[order], np.arange(C + 1))
-        for c in np.unique(miss_c):
-            verts = order[starts[c]:starts[c + 1]]
-            bs = miss_b[miss_c == c]
-            vv = np.repeat(verts, len(bs))
-            bb = np.tile(bs, len(verts))
-            rows.append(n + bb)
-            cols.append(vv)
-            vals.append(jump * dist[vv, bb] + 1e-12)
+        size = starts[1:] - starts[:-1]
+        ln = size[miss_c]                                  # one edge per vertex of the part
+        pair = np.repeat(np.arange(len(miss_c)), ln)
+        k = np.arange(len(pair)) - np.repeat(np.cumsum(ln) - ln, ln)
+        vv = order[starts[miss_c][pair] + k]
+        bb = miss_b[pair]
+        rows.append(n + bb)
+        cols.append(vv)
+        vals.append(jump * dist[vv, bb] + 1e-12)
     G = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                       shape=(n + J, n + J)).tocsr()
     D = dijkstra(G, directed=True, indices=np.arange(n, n + J))

@@ -118,34 +118,38 @@ def face_adjacency(F):
 def orient_faces(F):
     """Flip faces so that neighbours across manifold edges agree (per patch of faces
     connected through manifold edges). Returns (F', flipped mask, patch label per face).
-    Non-orientable conflicts (Moebius-like) are left as found."""
+    Non-orientable conflicts (Moebius-like) are left as found.
+
+    One breadth-first search from a virtual face joined to the first face of every
+    patch (a mesh of 10k separate hair cards costs one search, not 10k)."""
     from scipy.sparse.csgraph import connected_components
     m = len(F)
     a, b, same = face_adjacency(F)
     if len(a) == 0:
         return F.copy(), np.zeros(m, bool), np.arange(m)
-    rows, cols = np.concatenate([a, b]), np.concatenate([b, a])
-    G = sp.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, m)).tocsr()
-    S = sp.coo_matrix((np.concatenate([same, same]).astype(np.int8) + 1, (rows, cols)), shape=(m, m)).tocsr()
+    G = sp.coo_matrix((np.ones(2 * len(a)), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(m, m))
     n_lab, lab = connected_components(G, directed=False)
-    flip = np.zeros(m, bool)
     first = np.full(n_lab, -1)
     first[lab[::-1]] = np.arange(m)[::-1]
-    sizes = np.bincount(lab, minlength=n_lab)
-    for root in first[sizes > 1]:
-        order, pred = breadth_first_order(G, root, directed=False, return_predecessors=True)
-        ch = order[1:]
-        pa = pred[ch]
-        inconsistent = np.asarray(S[pa, ch]).ravel() == 2
-        pos = np.empty(m, np.int64)
-        pos[order] = np.arange(len(order))
-        f = np.zeros(len(order), bool)
-        pp = pos[pa].tolist()
-        inc = inconsistent.tolist()
-        fl = f.tolist()
-        for k in range(len(ch)):          # parents come before children in BFS order
-            fl[k + 1] = fl[pp[k]] ^ inc[k]
-        flip[order] = fl
+    root = np.full(n_lab, m)
+    rows = np.concatenate([a, b, root, first])
+    cols = np.concatenate([b, a, first, root])
+    inc = np.concatenate([same, same, np.zeros(2 * n_lab, bool)]).astype(np.int8) + 1
+    Ga = sp.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m + 1, m + 1)).tocsr()
+    S = sp.coo_matrix((inc, (rows, cols)), shape=(m + 1, m + 1)).tocsr()
+    order, pred = breadth_first_order(Ga, m, directed=False, return_predecessors=True)
+    ch = order[1:]
+    pa = pred[ch]
+    inconsistent = (np.asarray(S[pa, ch]).ravel() == 2).tolist()
+    pos = np.empty(m + 1, np.int64)
+    pos[order] = np.arange(len(order))
+    pp = pos[pa].tolist()
+    fl = [False] * len(order)
+    for k in range(len(ch)):              # parents come before children in BFS order
+        fl[k + 1] = fl[pp[k]] ^ inconsistent[k]
+    flip = np.zeros(m + 1, bool)
+    flip[order] = fl
+    flip = flip[:m]
     Fo = F.copy()
     Fo[flip] = Fo[flip][:, ::-1]
     return Fo, flip, lab
