@@ -26,6 +26,11 @@ unweighted and did not fail), and the issue-3 targets. Each method runs in its o
 worker process (bench/common.Worker); Blender's weights are cached in
 bench/results/cache/blender/ (deterministic; --no-cache recomputes).
 Output: bench/results/skin.md and skin.csv (scaling: skin_scaling.{md,csv}).
+
+Runtime on the 2-core development machine: all 188 characters with
+`--split all --no-cache --methods blender,blender4,geodesic,prior,autoskin`: 139 s wall
+(--jobs 2); the 127 validation characters with Blender cached: about 45 s.
+What each step of the heat prior buys: bench/skin_ablation.py.
 """
 from __future__ import annotations
 

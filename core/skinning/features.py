@@ -11,6 +11,10 @@ Candidates: the K = 5 bones of shortest geodesic distance (geodesic.py), except 
 bones carrying heat-prior weight >= `PRIOR_KEEP` that are not among them replace the
 farthest geodesic candidates (so the network can always reproduce the prior).
 Characters with fewer than 5 bones repeat the last candidate; `mask` is False there.
+Measured share of the artist's weight on the candidates (all 188 records): quat 0.991,
+mpfb 0.971, zad 0.897 (geodesic-only candidates: 0.988 / 0.968 / 0.899); the
+artist's heaviest bone is a candidate for 99.5 % / 97.5 % / 89.6 % of the vertices
+(0 A.D. reuses one skeleton for bodies it does not fit).
 
 Feature layout of `x` (float32, n x (VERTEX_DIM + K * BONE_DIM)), `h` = mean edge length:
   vertex block (VERTEX_DIM = 26):

@@ -13,8 +13,16 @@ welded mesh's edges plus one source node per bone:
 
 So l_ib = min over seeds k (|v_k - b| + surface path k -> i), or the penalised jump.
 Unlike potpourri3d's heat-method distance (constant on parts without a source, see
-issue 3) every vertex gets a finite, ordered distance to every bone. Cost: one
-Dijkstra per bone on the mesh graph (about 25 ms per bone at 13k vertices).
+issue 3) every vertex gets a finite, ordered distance to every bone (potpourri3d is
+not used). Edge paths overestimate true geodesics by a few percent; only the order and
+rough size matter here.
+
+Measured on ../shared/data (all 188 records): share of the artist's weight carried by
+the 5 nearest bones: quat 0.988 by these distances vs 0.985 by straight distance (mpfb
+0.968 vs 0.969, zad 0.899 vs 0.901); a softmax of -l/tau over the 5 nearest (the
+`geodesic` baseline of bench/skin.py) reaches L1 0.359 on the CC0 training families of
+Quaternius vs 0.389 with straight distances (best tau each). Cost: one Dijkstra per
+bone, 0.9 s at 53k vertices x 52 bones.
 """
 from __future__ import annotations
 
