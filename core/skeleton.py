@@ -211,10 +211,10 @@ def _extend_leaves(X, adj, V, F, reach: float = 0.85):
     T0 = V[F[:, 0]]
     E1, E2 = V[F[:, 1]] - T0, V[F[:, 2]] - T0
     for leaf in [v for v in adj if len(adj[v]) == 1]:
-        path = rig._walk_to_junction(adj, leaf)[:4]
+        path = rig._walk_to_junction(adj, leaf)
         if len(path) < 2:
             continue
-        u = X[path[0]] - X[path[-1]]
+        u = X[path[0]] - X[path[-1]]      # the whole branch's direction: a head grows up, not into the nose
         n = np.linalg.norm(u)
         if n < 1e-9:
             continue
