@@ -3,7 +3,7 @@
 with Blender's Automatic Weights (bone heat).
 
     .venv/bin/python bench/skin.py [--split val|train|all] [--only PREFIX[,PREFIX]]
-        [--methods blender,geodesic,prior,autoskin] [--model PATH] [--limit N]
+        [--methods blender,blender4,geodesic,prior,autoskin] [--model PATH] [--limit N]
         [--jobs 2] [--timeout 300] [--no-cache]
     .venv/bin/python bench/skin.py --scaling [--methods prior,blender]
 
@@ -64,7 +64,7 @@ def parse_args(argv=None):
                     help="which records (bench/splits.py); default the validation families")
     ap.add_argument("--only", default=None, help="record name prefix(es), comma-separated")
     ap.add_argument("--limit", type=int, default=None)
-    ap.add_argument("--methods", default="blender,geodesic,prior,autoskin",
+    ap.add_argument("--methods", default="blender,blender4,geodesic,prior,autoskin",
                     help="comma-separated, from: " + ",".join(METHODS) + ",blender4 (Blender's weights "
                          "pruned to 4 influences, as a game engine imports them; after blender)")
     ap.add_argument("--model", default=None, help="autoskin: model file (default: the shipped model)")
