@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Bonesmith's engine: plain functions on numpy arrays. Never imports bpy."""
-from .errors import BonesmithError, InvalidMeshError
+from .errors import BonesmithError, InvalidArmatureError, InvalidMeshError
 from .skeleton import Skeleton, extract_skeleton
 
-__all__ = ["BonesmithError", "InvalidMeshError", "Skeleton", "extract_skeleton"]
+__all__ = ["BonesmithError", "InvalidArmatureError", "InvalidMeshError", "Skeleton", "extract_skeleton"]
