@@ -15,7 +15,7 @@ import bmesh
 import bpy
 import numpy as np
 
-from ..core.errors import BonesmithError
+from ..core.errors import BonesmithError, InvalidArmatureError
 from .armature import armature_to_skeleton
 from .mesh import MeshSet, matrix_to_numpy, mesh_arrays, transform_points
 
@@ -26,15 +26,15 @@ def deform_bones(armature: bpy.types.Object):
     """(joints (J,3), parents (J,), tails (J,3), names) of the armature's deforming bones at
     rest, in world space; parents skip non-deforming bones (Rigify's ORG/MCH/controls).
 
-    Raises BonesmithError when the armature has no deforming bone.
+    Raises InvalidArmatureError (a BonesmithError) when the armature has no deforming bone.
     """
     if armature is None or armature.type != 'ARMATURE':
         raise BonesmithError("Auto Skin needs an armature: select one together with the mesh(es)")
     if not len(armature.data.bones):
-        raise BonesmithError(f"The armature '{armature.name}' has no bones")
+        raise InvalidArmatureError(f"The armature '{armature.name}' has no bones")
     skeleton = armature_to_skeleton(armature, deform_only=True)
     if not len(skeleton):
-        raise BonesmithError(
+        raise InvalidArmatureError(
             f"The armature '{armature.name}' has no deforming bones: enable 'Deform' "
             "(Bone properties) on the bones that should move the mesh")
     return skeleton.joints, skeleton.parents, skeleton.tails, list(skeleton.names)
