@@ -326,8 +326,10 @@ def _add_train_skin_parser(commands) -> None:
     train.add_argument("--lr", type=float, default=1e-3, help="learning rate (default 1e-3)")
     train.add_argument("--batch-characters", type=int, default=2,
                        help="characters per step (default 2)")
-    train.add_argument("--patience", type=int, default=20,
-                       help="stop after this many epochs without a better validation L1 (default 20)")
+    train.add_argument("--l1-weight", type=float, default=30.0,
+                       help="weight of the L1 term added to the cross entropy (default 30)")
+    train.add_argument("--patience", type=int, default=30,
+                       help="stop after this many epochs without a better validation L1 (default 30)")
     train.add_argument("--val-fraction", type=float, default=0.2,
                        help="fraction of the families held out for validation (default 0.2)")
     train.set_defaults(run=cmd_train_skin)
@@ -369,7 +371,8 @@ def cmd_train_skin(args) -> int:
         report = skin_train.train_skin_model(
             characters, args.out, epochs=args.epochs, lr=args.lr, seed=args.seed,
             batch_characters=args.batch_characters, resume=args.resume, patience=args.patience,
-            val_fraction=args.val_fraction, progress=skin_train.text_progress())
+            val_fraction=args.val_fraction, l1_weight=args.l1_weight,
+            progress=skin_train.text_progress())
     except KeyboardInterrupt:
         print(f"\ntrain-skin: interrupted; {args.out} is unchanged, rerun with --resume to "
               "continue", file=sys.stderr)

@@ -100,10 +100,10 @@ def main(argv=None) -> int:
     ap.add_argument("--hidden2", type=int, default=32)
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--lr-decay", type=float, default=0.5)
-    ap.add_argument("--l1-weight", type=float, default=0.0)
+    ap.add_argument("--l1-weight", type=float, default=30.0)
     ap.add_argument("--decay-patience", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--smoothing", default="0,1,2,4,8", help="smoothing iterations to try")
+    ap.add_argument("--smoothing", default="0", help="smoothing iterations to try, e.g. 0,1,2,4")
     ap.add_argument("--exclude-train", default="", help="comma-separated prefixes left out of training")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--device", default=None)
@@ -143,10 +143,11 @@ def main(argv=None) -> int:
         smoothing=[int(s) for s in args.smoothing.split(",")],
         progress=skin_train.text_progress(sys.stdout),
         info={"training_data": "CC0 only: " + ", ".join(sorted({n.split('_')[0] + '_' for n in train_names})),
+              "features_code": feats.code,
               "command": "python bench/train_skin_default.py " + " ".join(sys.argv[1:] if argv is None else argv)})
     rows_all = report["val_characters"] + report["extra_characters"]
     table = per_source_table(rows_all)
-    curve = markdown_table(["epoch", "train CE", "val CE", "val L1"],
+    curve = markdown_table(["epoch", "train loss", "val CE", "val L1"],
                            [[h["epoch"], f"{h['train_loss']:.4f}", f"{h['val_loss']:.4f}", f"{h['val_l1']:.4f}"]
                             for h in report["history"] if h["epoch"] % 10 == 0 or h["epoch"] == 1
                             or h["epoch"] == report["best_epoch"]])

@@ -7,8 +7,9 @@ never needs it. `train_skin_model` works on plain arrays (one dict per character
 
 Loss: cross entropy between the predicted distribution over each vertex's 5 candidate
 bones and the artist's weights restricted to those candidates and renormalised
-(`-sum_r w*_r log w_r`); vertices whose artist weights miss every candidate, or that the
-artist left unweighted, are left out. Each character weighs the same in a step (mean
+(`-sum_r w*_r log w_r`, SPEC B3) plus `l1_weight` x the L1 distance between the two;
+vertices whose artist weights miss every candidate, or that the artist left unweighted,
+are left out. Each character weighs the same in a step (mean
 over its vertices), `batch_characters` characters per step (patent: 2).
 
 Validation is by character *family* (variants of one body stay on one side). Early
@@ -294,12 +295,12 @@ def _fingerprint(train_names, val_names, settings) -> str:
 
 def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-3,
                      batch_characters: int = 2, seed: int = 0, resume: bool = False,
-                     progress=None, patience: int = 20, val_fraction: float = 0.2,
+                     progress=None, patience: int = 30, val_fraction: float = 0.2,
                      val_families=None, validation=None, hidden: int = 32, embed: int = 16,
                      hidden2: int = 32, weight_decay: float = 0.0, device=None,
                      checkpoint_path=None, feature_fn=None, smoothing=(0,),
                      threads: int | None = 1, lr_decay: float = 0.5, decay_patience: int = 8,
-                     l1_weight: float = 0.0,
+                     l1_weight: float = 30.0,
                      info: dict | None = None) -> dict:
     """Train Auto Skin's network on `characters` and write the best model to `out_path`.
 
@@ -317,7 +318,10 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
     report dict (also saved next to the model as MODEL.json). The learning rate is
     multiplied by `lr_decay` after `decay_patience` epochs without a better validation L1
     (lr_decay=1 keeps it constant). `l1_weight` adds that much of the candidate L1
-    (sum_k |w_k - w*_k|) to the cross entropy.
+    (sum_k |w_k - w*_k|) to the cross entropy: cross entropy alone makes the network
+    hedge (spread weight over every candidate), which lowers the cross entropy but raises
+    L1 and the deformation error (measured on the validation families; see
+    models/skin_default.md).
     """
     torch = _torch()
     started = time.perf_counter()
