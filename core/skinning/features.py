@@ -106,7 +106,9 @@ def _one_ring_neighbours(V, F, h):
     a = np.concatenate([E[:, 0], E[:, 1]])
     b = np.concatenate([E[:, 1], E[:, 0]])
     d = np.linalg.norm(V[a] - V[b], axis=1)
-    order = np.lexsort((d, a))
+    # Equal lengths (regular meshes) are ordered by neighbour index, not by rounding
+    # noise, so the features do not depend on the mesh's units or placement.
+    order = np.lexsort((b, np.round(d / max(h, 1e-300), 9), a))
     a, b, d = a[order], b[order], d[order]
     start = np.searchsorted(a, np.arange(n))
     cnt = np.bincount(a, minlength=n)
