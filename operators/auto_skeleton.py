@@ -5,7 +5,6 @@ large ones in a background thread while Blender stays responsive (Esc cancels)."
 from __future__ import annotations
 
 import time
-import traceback
 from dataclasses import dataclass
 
 import bpy
@@ -16,8 +15,9 @@ from .. import preferences
 from ..bridge import armature as bridge_armature
 from ..bridge import mesh as bridge_mesh
 from ..core import skeleton as core_skeleton
-from ..core.errors import BonesmithError, Cancelled
+from ..core.errors import BonesmithError
 from .job import Job
+from .modal import BackgroundOperator
 
 
 @dataclass
@@ -79,7 +79,7 @@ def compute(rig_input: RigInput, detail: float, progress):
                                           detail=detail, progress=progress)
 
 
-class BONESMITH_OT_auto_skeleton(bpy.types.Operator):
+class BONESMITH_OT_auto_skeleton(BackgroundOperator, bpy.types.Operator):
     """Build a skeleton inside the selected mesh(es) and rig them to it"""
     bl_idname = "bonesmith.auto_skeleton"
     bl_label = "Auto Skeleton"
@@ -91,10 +91,7 @@ class BONESMITH_OT_auto_skeleton(bpy.types.Operator):
         default=1.0, min=0.1, max=4.0, soft_min=0.25, soft_max=3.0, step=10,
     )
 
-    _job = None
-    _timer = None
     _input = None
-    _started = 0.0
 
     # -- synchronous ------------------------------------------------------------------
     def execute(self, context):
@@ -114,12 +111,12 @@ class BONESMITH_OT_auto_skeleton(bpy.types.Operator):
                                lambda fraction, message="": wm.progress_update(int(100 * fraction)))
             armature = build(context, rig_input, skeleton)
         except Exception as error:
-            return self._fail(error)
+            return self.fail(error)
         finally:
             wm.progress_end()
         return self._done(armature, skeleton, time.perf_counter() - started)
 
-    # -- background (large meshes in the UI) --------------------------------------------
+    # -- background (large meshes in the UI; modal side in BackgroundOperator) ----------
     def invoke(self, context, event):
         try:
             rig_input = read_input(context)
@@ -130,69 +127,13 @@ class BONESMITH_OT_auto_skeleton(bpy.types.Operator):
         threshold = prefs.async_vertices if prefs is not None else preferences.DEFAULT_ASYNC_VERTICES
         if bpy.app.background or context.window is None or len(rig_input.vertices) <= threshold:
             return self._run_sync(context, rig_input)
-
         detail = self.detail
         self._input = rig_input
-        self._job = Job(lambda progress: compute(rig_input, detail, progress)).start()
-        self._started = time.perf_counter()
-        wm = context.window_manager
-        wm.progress_begin(0, 100)
-        self._timer = wm.event_timer_add(0.1, window=context.window)
-        wm.modal_handler_add(self)
-        self._status(context, "Auto Skeleton: starting… (Esc to cancel)")
-        return {'RUNNING_MODAL'}
+        return self.start_background(context, Job(lambda progress: compute(rig_input, detail, progress)))
 
-    def modal(self, context, event):
-        job = self._job
-        if event.type == 'ESC' and event.value == 'PRESS':
-            job.cancel()  # the thread stops at core's next progress call; its result is dropped
-            self._stop(context)
-            self.report({'INFO'}, "Auto Skeleton cancelled")
-            return {'CANCELLED'}
-        if event.type != 'TIMER':
-            return {'PASS_THROUGH'}
-        if not job.done:
-            context.window_manager.progress_update(int(100 * job.fraction))
-            message = job.message or "working"
-            self._status(context, f"Auto Skeleton: {message} {100 * job.fraction:.0f}% (Esc to cancel)")
-            return {'PASS_THROUGH'}
-        self._stop(context)
-        if job.error is not None:
-            return self._fail(job.error)
-        try:
-            armature = build(context, self._input, job.result)
-        except Exception as error:
-            return self._fail(error)
-        return self._done(armature, job.result, time.perf_counter() - self._started)
-
-    def cancel(self, context):  # Blender quits or the window closes while running
-        if self._job is not None:
-            self._job.cancel()
-        self._stop(context)
-
-    # -- helpers --------------------------------------------------------------------------
-    def _status(self, context, text):
-        if context.workspace is not None:
-            context.workspace.status_text_set(text)
-
-    def _stop(self, context):
-        wm = context.window_manager
-        if self._timer is not None:
-            wm.event_timer_remove(self._timer)
-            self._timer = None
-        wm.progress_end()
-        self._status(context, None)
-
-    def _fail(self, error):
-        if isinstance(error, Cancelled):
-            self.report({'INFO'}, "Auto Skeleton cancelled")
-        elif isinstance(error, BonesmithError):
-            self.report({'ERROR'}, str(error))
-        else:
-            traceback.print_exception(error)
-            self.report({'ERROR'}, f"Auto Skeleton failed ({type(error).__name__}: {error}); "
-                                   "details are in the system console")
-        return {'CANCELLED'}
+    def finish(self, context, skeleton):
+        armature = build(context, self._input, skeleton)
+        return self._done(armature, skeleton, self.seconds)
 
     def _done(self, armature, skeleton, seconds):
         self.report({'INFO'}, f"Auto Skeleton: {len(armature.data.bones)} bones "

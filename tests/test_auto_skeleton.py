@@ -213,7 +213,10 @@ def _modal_operator(ext_module, slow=False):
         detail = 1.0
         _timer = None
         _started = 0.0
-        _stop, _status, _fail, _done = cls._stop, cls._status, cls._fail, cls._done
+        bl_label = cls.bl_label
+        _stop, _status, fail, finish, on_cancel, _done = (
+            cls._stop, cls._status, cls.fail, cls.finish, cls.on_cancel, cls._done)
+        seconds = cls.seconds
 
         def __init__(self):
             self.reports = []
