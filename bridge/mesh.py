@@ -70,15 +70,19 @@ def combine_objects(objects, depsgraph=None, *, world: bool = True) -> MeshSet:
     """World-space arrays of several mesh objects, faces re-indexed into one vertex array."""
     if depsgraph is None:
         depsgraph = bpy.context.evaluated_depsgraph_get()
+    return stack_arrays((obj.name, *object_arrays(obj, depsgraph, world=world)) for obj in objects)
+
+
+def stack_arrays(parts) -> MeshSet:
+    """(name, vertices, faces) per object -> one MeshSet, faces re-indexed."""
     all_vertices, all_faces, names = [], [], []
     offsets, face_offsets = [0], [0]
-    for obj in objects:
-        vertices, faces = object_arrays(obj, depsgraph, world=world)
+    for name, vertices, faces in parts:
         all_vertices.append(vertices)
         all_faces.append(faces + offsets[-1])
         offsets.append(offsets[-1] + len(vertices))
         face_offsets.append(face_offsets[-1] + len(faces))
-        names.append(obj.name)
+        names.append(name)
     return MeshSet(
         vertices=np.concatenate(all_vertices) if all_vertices else np.zeros((0, 3)),
         faces=np.concatenate(all_faces) if all_faces else np.zeros((0, 3), dtype=np.int64),

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import BonesmithError, InvalidArmatureError
 from .armature import armature_to_skeleton
-from .mesh import MeshSet, matrix_to_numpy, mesh_arrays, transform_points
+from .mesh import MeshSet, matrix_to_numpy, mesh_arrays, stack_arrays, transform_points
 
 
 # -- armatures ------------------------------------------------------------------------------
@@ -53,22 +53,7 @@ def rest_arrays(obj: bpy.types.Object) -> tuple[np.ndarray, np.ndarray]:
 
 def combine_rest(objects) -> MeshSet:
     """rest_arrays of several objects as one vertex/triangle set (see mesh.MeshSet)."""
-    all_vertices, all_faces, names = [], [], []
-    offsets, face_offsets = [0], [0]
-    for obj in objects:
-        vertices, faces = rest_arrays(obj)
-        all_vertices.append(vertices)
-        all_faces.append(faces + offsets[-1])
-        offsets.append(offsets[-1] + len(vertices))
-        face_offsets.append(face_offsets[-1] + len(faces))
-        names.append(obj.name)
-    return MeshSet(
-        vertices=np.concatenate(all_vertices) if all_vertices else np.zeros((0, 3)),
-        faces=np.concatenate(all_faces) if all_faces else np.zeros((0, 3), dtype=np.int64),
-        offsets=np.asarray(offsets, dtype=np.int64),
-        face_offsets=np.asarray(face_offsets, dtype=np.int64),
-        names=names,
-    )
+    return stack_arrays((obj.name, *rest_arrays(obj)) for obj in objects)
 
 
 # -- writing --------------------------------------------------------------------------------

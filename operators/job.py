@@ -11,7 +11,25 @@ import threading
 from ..core.errors import Cancelled
 
 
-class Job:
+class _Polled:
+    """What the modal operator polls: a worker thread, a cancel flag, done/wait."""
+    _cancel: threading.Event
+    _thread: threading.Thread
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def wait(self, timeout=None) -> bool:
+        self._thread.join(timeout)
+        return self.done
+
+
+class Job(_Polled):
     """`work(progress)` runs in a daemon thread; `progress(fraction, message)` is the
     callback core functions accept, and raises Cancelled once `cancel()` was called."""
 
@@ -37,18 +55,6 @@ class Job:
     def cancel(self) -> None:
         self._cancel.set()
 
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-    @property
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def wait(self, timeout=None) -> bool:
-        self._thread.join(timeout)
-        return self.done
-
     def _run(self) -> None:
         try:
             self.result = self._work(self.progress)
@@ -56,7 +62,7 @@ class Job:
             self.error = error
 
 
-class ProcessJob:
+class ProcessJob(_Polled):
     """A command run in a subprocess, with the same interface as Job (fraction, message,
     done, result, error, cancel, wait) so the same modal operator code can poll it.
 
@@ -97,18 +103,6 @@ class ProcessJob:
         process = self.process
         if process is not None and process.poll() is None:
             process.terminate()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-    @property
-    def done(self) -> bool:
-        return not self._thread.is_alive()
-
-    def wait(self, timeout=None) -> bool:
-        self._thread.join(timeout)
-        return self.done
 
     def _line(self, raw: bytes) -> None:
         line = raw.decode("utf-8", "replace").strip()
