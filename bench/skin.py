@@ -47,7 +47,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (DATA_DEFAULT, RESULTS, SOURCES, Worker, fmt, list_records,  # noqa: E402
-                    markdown_table, source_of, subdivide_midpoint)
+                    load_record, markdown_table, source_of, subdivide_midpoint)
 from skin_methods import METHODS  # noqa: E402
 from splits import family_of, split_of  # noqa: E402
 
@@ -86,20 +86,14 @@ def parse_args(argv=None):
 
 
 def load_skin_record(path) -> dict:
+    """load_record plus the artist's weights and the stored poses."""
+    r = load_record(path)
     with np.load(path, allow_pickle=True) as d:
-        r = {
-            "name": Path(path).stem,
-            "verts": np.asarray(d["verts"], dtype=np.float64),
-            "faces": np.asarray(d["faces"], dtype=np.int64),
-            "joints": np.asarray(d["joints"], dtype=np.float64),
-            "tails": np.asarray(d["joint_tails"], dtype=np.float64),
-            "parents": np.asarray(d["parents"], dtype=np.int64),
-            "weights": np.asarray(d["weights"], dtype=np.float64),
-            "unweighted": np.asarray(d["unweighted"], dtype=bool) if "unweighted" in d.files
-            else np.zeros(len(d["verts"]), bool),
-            "pose_A": np.asarray(d["pose_A"], dtype=np.float64) if "pose_A" in d.files
-            else np.zeros((0, len(d["joints"]), 4, 4)),
-        }
+        r["weights"] = np.asarray(d["weights"], dtype=np.float64)
+        r["unweighted"] = (np.asarray(d["unweighted"], dtype=bool) if "unweighted" in d.files
+                           else np.zeros(len(r["verts"]), bool))
+        r["pose_A"] = (np.asarray(d["pose_A"], dtype=np.float64) if "pose_A" in d.files
+                       else np.zeros((0, len(r["joints"]), 4, 4)))
     return r
 
 
