@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Learned correctives (SPEC C): refined skin weights, local pose correctives and a joint
+regressor, fitted on arrays; numpy/scipy only (no bpy, no torch)."""
+from .errors import CorrectivesError
+from .fit import fit_correctives
+from .joints import JointRegressor, fit_joint_regressor
+from .kinematics import (axis_angle_to_matrix, lbs, local_quaternions, matrix_to_quaternion,
+                         quaternion_to_matrix, random_rotations, skinning_matrices)
+from .model import MONOMIALS, CorrectiveModel, LiveKey, key_values, monomials
+
+__all__ = [
+    "CorrectivesError", "fit_correctives", "JointRegressor", "fit_joint_regressor",
+    "axis_angle_to_matrix", "lbs", "local_quaternions", "matrix_to_quaternion",
+    "quaternion_to_matrix", "random_rotations", "skinning_matrices",
+    "MONOMIALS", "CorrectiveModel", "LiveKey", "key_values", "monomials",
+]

@@ -1,0 +1,246 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Fitting the correctives model to a character's own good deformation (SPEC C).
+
+loss = λ·loss_v + loss_w, with loss_v the mean squared vertex error over the training poses
+and loss_w = μ·‖W − W_artist‖² under hard constraints: weights non-negative, rows summing
+to 1, and non-zero only where the artist's weights are (sparsity: the influence count a
+game engine was given does not grow). The proximity term keeps W paintable and stops it
+from chasing pose-specific noise. Both blocks of the loss are linear least squares when the
+other block is fixed (LBS is linear in W; the posed correction is linear in Pose_net's
+coefficients), so the fit alternates exact solves, batched over vertices with numpy: no
+PyTorch is needed and the fit runs inside any Blender.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import CorrectivesError
+from .kinematics import blended_rotations, lbs, skinning_matrices
+from .model import CorrectiveModel, rotation_features
+
+INFLUENCE = 1e-4     # a weight above this is an influence (SPEC metrics)
+RIDGES = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)  # candidates, relative to the mean feature energy
+CHUNK = 2048         # vertices per batch: bounds memory at P × CHUNK × 12 floats
+
+
+def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations, posed_verts, *,
+                    pose_correctives: bool = True, refine_weights: bool = True, rounds: int = 2,
+                    ridge="auto", weight_prox: float = 1e-2, progress=None) -> CorrectiveModel:
+    """Learn refined weights and local pose correctives so that LBS of the corrected rest
+    mesh reproduces `posed_verts` (P,V,3) for `pose_rotations` (P,J,3,3).
+
+    ridge: regularisation of Pose_net relative to the feature energy, or "auto" to pick it
+    on the last fifth of the poses. weight_prox: μ relative to each vertex's data energy.
+    progress(fraction, message) is called between steps.
+    """
+    T, F, Jt, parents, W0, R, G = _validate(rest_verts, faces, joints, parents, weights,
+                                            pose_rotations, posed_verts)
+    report = progress or (lambda fraction, message: None)
+    A = skinning_matrices(Jt, parents, R)
+    features = rotation_features(R)
+    sees = _visible_joints(W0, parents)
+    W = W0.copy()
+    pairs = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3, 9)))
+    steps = max(1, rounds) if pose_correctives else 1
+    chosen = None
+    for step in range(steps):
+        if pose_correctives:
+            report(step / steps, f"pose correctives {step + 1}/{steps}")
+            if chosen is None:
+                chosen = _pick_ridge(T, W, A, G, features, sees) if ridge == "auto" else float(ridge)
+            pairs = _fit_pose_correctives(T, W, A, G, features, sees, chosen)
+        if refine_weights:
+            report((step + 0.5) / steps, f"skin weights {step + 1}/{steps}")
+            model = CorrectiveModel(T, F, Jt, parents, W, *pairs)
+            rest = T + model.corrections(R) if pose_correctives else T
+            W = _fit_weights(rest, W0, A, G, weight_prox)
+    if pose_correctives and refine_weights:
+        pairs = _fit_pose_correctives(T, W, A, G, features, sees, chosen)
+    report(1.0, "done")
+    moments = np.einsum("pja,pjb->jab", features, features) / len(R)
+    info = {"poses": len(R), "ridge": chosen if chosen is not None else 0.0,
+            "weight_prox": weight_prox}
+    return CorrectiveModel(T, F, Jt, parents, W, *pairs, moments=moments, info=info)
+
+
+# -- input checks -----------------------------------------------------------------------------
+
+def _validate(rest_verts, faces, joints, parents, weights, pose_rotations, posed_verts):
+    T = np.asarray(rest_verts, dtype=np.float64)
+    F = np.asarray(faces, dtype=np.int64)
+    Jt = np.asarray(joints, dtype=np.float64)
+    parents = np.asarray(parents, dtype=np.int64)
+    W = np.asarray(weights, dtype=np.float64)
+    R = np.asarray(pose_rotations, dtype=np.float64)
+    G = np.asarray(posed_verts, dtype=np.float64)
+    V, n = len(T), len(Jt)
+    if T.ndim != 2 or T.shape[1] != 3 or V == 0:
+        raise CorrectivesError("The rest mesh must have vertices of shape (V, 3)")
+    if Jt.ndim != 2 or Jt.shape[1] != 3 or n == 0 or parents.shape != (n,):
+        raise CorrectivesError("Joints must be (J, 3) with one parent index per joint")
+    if ((parents < -1) | (parents >= n)).any() or (parents == np.arange(n)).any():
+        raise CorrectivesError("Parent indices must be -1 (root) or another joint's index")
+    if W.shape != (V, n):
+        raise CorrectivesError(f"Weights must have shape ({V}, {n}) (vertices × joints), not {W.shape}")
+    if R.ndim != 4 or R.shape[1:] != (n, 3, 3):
+        raise CorrectivesError(f"Pose rotations must have shape (P, {n}, 3, 3), not {R.shape}")
+    if G.shape != (len(R), V, 3):
+        raise CorrectivesError(
+            f"Posed vertices must have shape ({len(R)}, {V}, 3) — one posed copy of the rest "
+            f"mesh per pose — not {G.shape}; a different vertex count means a different topology")
+    if len(R) < 2:
+        raise CorrectivesError("Correctives need several poses to learn from (at least 2; "
+                               "50 or more give corrections that hold on new poses)")
+    for label, array in (("rest vertices", T), ("joints", Jt), ("weights", W),
+                         ("pose rotations", R), ("posed vertices", G)):
+        if not np.isfinite(array).all():
+            raise CorrectivesError(f"The {label} contain NaN or infinite values")
+    if (W < 0).any():
+        raise CorrectivesError("Skin weights must not be negative")
+    totals = W.sum(axis=1)
+    if (totals <= INFLUENCE).any():
+        raise CorrectivesError(
+            f"{int((totals <= INFLUENCE).sum())} vertices have no skin weights: weight them "
+            "(e.g. with Auto Skin) before learning correctives")
+    orthogonality = np.abs(R @ np.swapaxes(R, -1, -2) - np.eye(3)).max()
+    if orthogonality > 1e-4 or (np.linalg.det(R) <= 0).any():
+        raise CorrectivesError("Pose rotations must be rotation matrices (orthonormal, det +1)")
+    return T, F, Jt, parents, W / totals[:, None], R, G
+
+
+def _visible_joints(W, parents) -> np.ndarray:
+    """(V, J) bool: the non-root joints whose rotation may correct each vertex — those that
+    influence it and their parents (SPEC C locality)."""
+    influence = W > INFLUENCE
+    sees = influence.copy()
+    child = np.flatnonzero(parents >= 0)
+    sees[:, parents[child]] |= influence[:, child]
+    sees[:, parents < 0] = False
+    return sees
+
+
+# -- Pose_net: per-vertex ridge regression, shared by vertices that see the same joints -------
+
+def _rest_residuals(T, W, A, G, vertices) -> np.ndarray:
+    """(P, v, 3): per pose, the rest-space offset that LBS maps onto the ground truth."""
+    w = W[vertices]
+    posed = lbs(T[vertices], w, A)
+    M = blended_rotations(w, A)
+    return np.linalg.solve(M, (G[:, vertices] - posed)[..., None])[..., 0]
+
+
+def _groups(sees):
+    rows, inverse = np.unique(sees, axis=0, return_inverse=True)
+    return rows, inverse.ravel()
+
+
+def _normal_equations(features, joints):
+    X = features[:, joints].reshape(len(features), -1)  # (P, 9k)
+    return X, X.T @ X
+
+
+def _fit_pose_correctives(T, W, A, G, features, sees, ridge):
+    rows, inverse = _groups(sees)
+    out_v, out_j, out_c = [], [], []
+    for g, row in enumerate(rows):
+        joints = np.flatnonzero(row)
+        if not len(joints):
+            continue
+        vertices = np.flatnonzero(inverse == g)
+        X, XtX = _normal_equations(features, joints)
+        scale = max(np.trace(XtX) / len(XtX), 1e-12)
+        system = XtX + ridge * scale * np.eye(len(XtX))
+        for start in range(0, len(vertices), CHUNK):
+            chunk = vertices[start:start + CHUNK]
+            D = _rest_residuals(T, W, A, G, chunk).reshape(len(X), -1)  # (P, v·3)
+            B = np.linalg.solve(system, X.T @ D)  # (9k, v·3)
+            coeff = B.reshape(len(joints), 9, len(chunk), 3).transpose(2, 0, 3, 1)  # (v, k, 3, 9)
+            out_v.append(np.repeat(chunk, len(joints)))
+            out_j.append(np.tile(joints, len(chunk)))
+            out_c.append(coeff.reshape(-1, 3, 9))
+    if not out_v:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3, 9))
+    v, j, c = np.concatenate(out_v), np.concatenate(out_j), np.concatenate(out_c)
+    order = np.lexsort((v, j))
+    return v[order], j[order], c[order]
+
+
+def _pick_ridge(T, W, A, G, features, sees) -> float:
+    """The ridge of RIDGES with the lowest rest-space error on the last fifth of the poses."""
+    P = len(features)
+    if P < 10:
+        return RIDGES[2]
+    cut = P - max(2, P // 5)
+    rows, inverse = _groups(sees)
+    errors = np.zeros(len(RIDGES))
+    for g, row in enumerate(rows):
+        joints = np.flatnonzero(row)
+        if not len(joints):
+            continue
+        vertices = np.flatnonzero(inverse == g)
+        X, _ = _normal_equations(features, joints)
+        Xa, Xb = X[:cut], X[cut:]
+        evals, evecs = np.linalg.eigh(Xa.T @ Xa)
+        scale = max(evals.sum() / len(evals), 1e-12)
+        for start in range(0, len(vertices), CHUNK):
+            chunk = vertices[start:start + CHUNK]
+            D = _rest_residuals(T, W, A, G, chunk).reshape(P, -1)
+            proj = evecs.T @ (Xa.T @ D[:cut])
+            for r, ridge in enumerate(RIDGES):
+                B = evecs @ (proj / (evals + ridge * scale)[:, None])
+                errors[r] += np.sum((Xb @ B - D[cut:]) ** 2)
+    return RIDGES[int(np.argmin(errors))]
+
+
+# -- refined W: constrained least squares per vertex over its artist influences ------------------
+
+def _fit_weights(rest, W0, A, G, weight_prox):
+    """rest: (V,3) or (P,V,3) corrected rest positions. Returns refined (V,J) weights."""
+    V, n = W0.shape
+    P = len(A)
+    support = W0 > INFLUENCE
+    k = int(support.sum(axis=1).max())
+    # each vertex's influences, padded with a masked repeat of its first one
+    order = np.argsort(~support, axis=1, kind="stable")[:, :k]
+    mask = np.take_along_axis(support, order, axis=1)
+    W = np.zeros_like(W0)
+    rest = np.broadcast_to(rest, (P, V, 3)) if rest.ndim == 2 else rest
+    for start in range(0, V, CHUNK):
+        sl = slice(start, min(V, start + CHUNK))
+        idx, m = order[sl], mask[sl]
+        x = np.concatenate([rest[:, sl], np.ones((P, idx.shape[0], 1))], axis=-1)  # (P, v, 4)
+        cols = np.einsum("pvkab,pvb->pvka", A[:, idx], x)  # (P, v, k, 3)
+        H = np.einsum("pvka,pvla->vkl", cols, cols)
+        b = np.einsum("pvka,pva->vk", cols, G[:, sl])
+        w0 = np.take_along_axis(W0[sl], idx, axis=1) * m
+        w = _constrained_solve(H, b, w0, m, weight_prox)
+        np.put_along_axis(W[sl], idx, w * m, axis=1)
+    return W / W.sum(axis=1, keepdims=True)
+
+
+def _constrained_solve(H, b, w0, mask, prox, iterations: int = 4):
+    """min wᵀHw − 2bᵀw + μ‖w − w0‖², Σw = 1, w ≥ 0 over the unmasked entries: the
+    equality-constrained solve, then influences that went negative are dropped and the
+    rest re-solved (a few active-set steps)."""
+    v, k = mask.shape
+    mu = prox * np.maximum(np.einsum("vkk->v", H) / np.maximum(mask.sum(axis=1), 1), 1e-300)
+    active = mask.copy()
+    w = w0
+    for _ in range(iterations):
+        a = active.astype(np.float64)
+        K = np.zeros((v, k + 1, k + 1))
+        K[:, :k, :k] = (H + mu[:, None, None] * np.eye(k)) * a[:, :, None] * a[:, None, :]
+        K[:, :k, :k] += np.eye(k) * (1 - a)[:, :, None]  # inactive: w = 0
+        K[:, :k, k] = a
+        K[:, k, :k] = a
+        rhs = np.concatenate([(b + mu[:, None] * w0) * a, np.ones((v, 1))], axis=1)
+        w = np.linalg.solve(K, rhs[..., None])[:, :k, 0] * a
+        negative = (w < 0) & active
+        if not negative.any():
+            break
+        active &= ~negative
+        empty = ~active.any(axis=1)
+        active[empty] = mask[empty] & (w0[empty] == w0[empty].max(axis=1, keepdims=True))
+    w = np.clip(w, 0.0, None)
+    total = w.sum(axis=1, keepdims=True)
+    return np.where(total > 0, w / np.where(total > 0, total, 1), w0 / w0.sum(axis=1, keepdims=True))

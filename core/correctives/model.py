@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The learned correctives model: refined weights + local pose correctives, and their
+factorisation into a few shape keys driven by bone quaternions.
+
+Pose_net is linear in each joint's (R_j − I) and local: vertex v's rest-space correction is
+Σ_j C[v,j] · vec(R_j − I) over the joints that influence v and their parents (SPEC C:
+locality removes most of the error; a global map does not). Being linear in R − I it is
+exactly a set of shape keys whose values are quadratic forms of the bone quaternions, which
+Blender evaluates as "simple expression" drivers without running Python.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import CorrectivesError
+from .kinematics import lbs, skinning_matrices
+
+FORMAT = "bonesmith-correctives-1"
+MONOMIALS = ("ww", "xx", "yy", "zz", "wx", "wy", "wz", "xy", "xz", "yz")
+_PAIRS = [("wxyz".index(m[0]), "wxyz".index(m[1])) for m in MONOMIALS]
+
+
+def rotation_features(rotations) -> np.ndarray:
+    """(..., J, 3, 3) -> (..., J, 9): vec(R − I), zero at rest."""
+    R = np.asarray(rotations, dtype=np.float64)
+    return (R - np.eye(3)).reshape(*R.shape[:-2], 9)
+
+
+def monomials(quaternions) -> np.ndarray:
+    """(..., 4) quaternions (w,x,y,z) -> (..., 10) quadratic monomials in MONOMIALS order."""
+    q = np.asarray(quaternions, dtype=np.float64)
+    return np.stack([q[..., a] * q[..., b] for a, b in _PAIRS], axis=-1)
+
+
+def _monomial_map() -> np.ndarray:
+    """(9, 10) Q with vec(R(q) − I) = Q · monomials(q) for unit q."""
+    Q = np.zeros((9, 10))
+    idx = {m: i for i, m in enumerate(MONOMIALS)}
+    rows = {0: {"yy": -2, "zz": -2}, 1: {"xy": 2, "wz": -2}, 2: {"xz": 2, "wy": 2},
+            3: {"xy": 2, "wz": 2}, 4: {"xx": -2, "zz": -2}, 5: {"yz": 2, "wx": -2},
+            6: {"xz": 2, "wy": -2}, 7: {"yz": 2, "wx": 2}, 8: {"xx": -2, "yy": -2}}
+    for r, terms in rows.items():
+        for m, c in terms.items():
+            Q[r, idx[m]] = c
+    return Q
+
+
+MONOMIAL_MAP = _monomial_map()
+
+
+@dataclass
+class LiveKey:
+    """One shape key of the live bake: rest `offsets` (V,3) scaled by a value that is the
+    quadratic form `coeffs` (10,) of bone `joint`'s local quaternion (MONOMIALS order)."""
+    joint: int
+    name: str
+    offsets: np.ndarray
+    coeffs: np.ndarray
+
+
+def key_values(keys, quaternions) -> np.ndarray:
+    """(P, K) values of `keys` for bone-local quaternions (P, J, 4) (w,x,y,z)."""
+    m = monomials(quaternions)  # (P, J, 10)
+    if not keys:
+        return np.zeros((len(m), 0))
+    joints = np.array([k.joint for k in keys])
+    coeffs = np.array([k.coeffs for k in keys])
+    return np.einsum("pkm,km->pk", m[:, joints], coeffs)
+
+
+class CorrectiveModel:
+    """Refined skin weights + local pose correctives of one character (SPEC C).
+
+    pairs: the (vertex, joint) couples that carry a correction, with coefficients
+    (npairs, 3, 9) mapping vec(R_joint − I) to a rest-space offset of the vertex.
+    moments: (J, 9, 9) second moments of each joint's vec(R − I) over the training poses,
+    so the shape-key factorisation keeps what the poses actually use.
+    """
+
+    def __init__(self, rest_verts, faces, joints, parents, weights, pair_vertex, pair_joint,
+                 coefficients, moments=None, info=None):
+        self.rest_verts = np.asarray(rest_verts, dtype=np.float64)
+        self.faces = np.asarray(faces, dtype=np.int64)
+        self.joints = np.asarray(joints, dtype=np.float64)
+        self.parents = np.asarray(parents, dtype=np.int64)
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.pair_vertex = np.asarray(pair_vertex, dtype=np.int64)
+        self.pair_joint = np.asarray(pair_joint, dtype=np.int64)
+        self.coefficients = np.asarray(coefficients, dtype=np.float64).reshape(-1, 3, 9)
+        n = len(self.joints)
+        self.moments = (np.tile(np.eye(9), (n, 1, 1)) if moments is None
+                        else np.asarray(moments, dtype=np.float64))
+        self.info = dict(info or {})
+        self._operator = None
+
+    # -- evaluation -------------------------------------------------------------------------
+
+    def _correction_operator(self) -> sp.csr_matrix:
+        """Sparse (V·3, J·9) map from stacked vec(R − I) to stacked rest offsets."""
+        if self._operator is None:
+            V, n = len(self.rest_verts), len(self.joints)
+            a, f = np.meshgrid(np.arange(3), np.arange(9), indexing="ij")
+            rows = (self.pair_vertex[:, None, None] * 3 + a).ravel()
+            cols = (self.pair_joint[:, None, None] * 9 + f).ravel()
+            self._operator = sp.csr_matrix((self.coefficients.ravel(), (rows, cols)),
+                                           shape=(V * 3, n * 9))
+        return self._operator
+
+    def corrections(self, rotations) -> np.ndarray:
+        """(P, V, 3) rest-space pose correctives for local rotations (P, J, 3, 3)."""
+        rotations = self._check_rotations(rotations)
+        f = rotation_features(rotations).reshape(len(rotations), -1)
+        return (self._correction_operator() @ f.T).T.reshape(len(rotations), -1, 3)
+
+    def pose(self, rotations, *, correctives: bool = True, weights=None) -> np.ndarray:
+        """(P, V, 3) posed vertices: LBS of the corrected rest mesh with the refined weights."""
+        rotations = self._check_rotations(rotations)
+        A = skinning_matrices(self.joints, self.parents, rotations)
+        rest = self.rest_verts + self.corrections(rotations) if correctives else self.rest_verts
+        return lbs(rest, self.weights if weights is None else weights, A)
+
+    def _check_rotations(self, rotations) -> np.ndarray:
+        R = np.asarray(rotations, dtype=np.float64)
+        if R.ndim == 3:
+            R = R[None]
+        if R.shape[1:] != (len(self.joints), 3, 3):
+            raise CorrectivesError(f"Pose rotations must have shape (P, {len(self.joints)}, 3, 3), "
+                                   f"not {R.shape}")
+        if not np.isfinite(R).all():
+            raise CorrectivesError("Pose rotations contain NaN or infinite values")
+        return R
+
+    # -- shape keys -------------------------------------------------------------------------
+
+    def live_keys(self, bone_rest_rotations, *, tolerance: float = 1e-3, max_per_joint: int = 9,
+                  names=None) -> list:
+        """A few shape keys per joint reproducing the correctives in Blender.
+
+        bone_rest_rotations (J,3,3): each bone's rest orientation in world space, so that
+        the world-aligned R_j = B_j L_j B_jᵀ with L_j the bone's own local rotation (what a
+        driver reads as a quaternion). Per joint the (offsets × features) map is truncated
+        to the components that carry all but `tolerance` of its energy over the training
+        poses; each key's value has a root mean square of 1 on them.
+        """
+        B = np.asarray(bone_rest_rotations, dtype=np.float64)
+        if B.shape != (len(self.joints), 3, 3) or not np.isfinite(B).all():
+            raise CorrectivesError(f"bone_rest_rotations must be finite, shape ({len(self.joints)}, 3, 3)")
+        V = len(self.rest_verts)
+        keys = []
+        for j in np.unique(self.pair_joint):
+            sel = self.pair_joint == j
+            C = self.coefficients[sel].reshape(-1, 9)  # (nv·3, 9) on world-aligned vec(R − I)
+            # whiten by the training features so truncation keeps what the poses use
+            evals, evecs = np.linalg.eigh(self.moments[j])
+            keep = evals > 1e-12 * max(evals.max(), 1e-300)
+            if not keep.any():
+                continue
+            root = evecs[:, keep] * np.sqrt(evals[keep])
+            U, s, Vt = np.linalg.svd(C @ root, full_matrices=False)
+            energy = np.cumsum(s ** 2) / max(np.sum(s ** 2), 1e-300)
+            if s[0] <= 0:
+                continue
+            rank = min(int(np.searchsorted(energy, 1.0 - tolerance) + 1), max_per_joint)
+            # value_i = Vt_i · root⁺ · vec(R − I), and vec(B L Bᵀ − I) = (B ⊗ B) · Q · m(q_L)
+            to_features = Vt[:rank] @ (evecs[:, keep] / np.sqrt(evals[keep])).T
+            kron = np.einsum("ab,cd->acbd", B[j], B[j]).reshape(9, 9)
+            coeffs = to_features @ kron @ MONOMIAL_MAP  # (rank, 10)
+            label = names[j] if names is not None else f"joint{j}"
+            for i in range(rank):
+                offsets = np.zeros((V, 3))
+                offsets[self.pair_vertex[sel]] = (U[:, i] * s[i]).reshape(-1, 3)
+                keys.append(LiveKey(int(j), f"{label}.{i}", offsets, coeffs[i]))
+        return keys
+
+    # -- files ------------------------------------------------------------------------------
+
+    def save(self, path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:
+            np.savez_compressed(
+                f, format=FORMAT, rest_verts=self.rest_verts, faces=self.faces,
+                joints=self.joints, parents=self.parents, weights=self.weights,
+                pair_vertex=self.pair_vertex, pair_joint=self.pair_joint,
+                coefficients=self.coefficients, moments=self.moments,
+                info_keys=np.array(list(self.info.keys()), dtype=str),
+                info_values=np.array([float(v) for v in self.info.values()]))
+        return path
+
+    @classmethod
+    def load(cls, path) -> "CorrectiveModel":
+        try:
+            with np.load(path, allow_pickle=False) as d:
+                if str(d.get("format", "")) != FORMAT:
+                    raise CorrectivesError(f"{Path(path).name} is not a Bonesmith correctives model")
+                info = dict(zip(d["info_keys"].tolist(), d["info_values"].tolist()))
+                return cls(d["rest_verts"], d["faces"], d["joints"], d["parents"], d["weights"],
+                           d["pair_vertex"], d["pair_joint"], d["coefficients"], d["moments"], info)
+        except (OSError, ValueError, KeyError) as error:
+            raise CorrectivesError(f"Could not read correctives model {Path(path).name}: {error}") from None
