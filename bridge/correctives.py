@@ -25,6 +25,7 @@ from .weights import combine_rest, write_weights_split
 
 PREFIX = "BSC_"          # our shape keys: a re-bake replaces exactly these
 LBS_SUFFIX = "_LBS"      # the non-destructive bake's copy of a mesh
+COPY_PROPERTY = "bonesmith_lbs_of"   # on a copy: the name of the mesh it copies
 SLIDER_RANGE = 10.0      # core keeps key values within about ±10
 DRIVER_CHANNELS = (("w", 'ROT_W'), ("x", 'ROT_X'), ("y", 'ROT_Y'), ("z", 'ROT_Z'))
 # Modifiers that move vertices but keep their number and order: ground truth can pass them.
@@ -510,6 +511,10 @@ def bake_keyed(meshes, mesh_set, armature, keys, names, frame_start: int, frame_
 
 # -- the non-destructive bake's copies ------------------------------------------------------------
 
+def is_lbs_copy(obj) -> bool:
+    return COPY_PROPERTY in obj.keys()
+
+
 def lbs_copy(obj, armature):
     """"<name>_LBS": a copy of mesh `obj` (its mesh data, vertex groups, materials, parent)
     with only a plain Armature modifier (no Preserve Volume, no other deformers) and none of
@@ -532,6 +537,7 @@ def lbs_copy(obj, armature):
         for attr in ("parent", "parent_type", "parent_bone", "matrix_parent_inverse", "matrix_basis"):
             setattr(copy, attr, getattr(obj, attr))
     copy.data = data
+    copy[COPY_PROPERTY] = obj.name
     if old is not None and old.users == 0:
         bpy.data.meshes.remove(old)
         data.name = name     # the name the old data held

@@ -6,11 +6,12 @@ import bpy
 from .auto_rig import BONESMITH_OT_auto_rig
 from .auto_skeleton import BONESMITH_OT_auto_skeleton
 from .auto_skin import BONESMITH_OT_auto_skin
+from .correctives import classes as corrective_classes
 from .export_fbx import BONESMITH_OT_export_fbx
 from .train_skin import BONESMITH_OT_train_skin
 
 classes = (BONESMITH_OT_auto_skeleton, BONESMITH_OT_auto_skin, BONESMITH_OT_auto_rig,
-           BONESMITH_OT_train_skin, BONESMITH_OT_export_fbx)
+           BONESMITH_OT_train_skin, BONESMITH_OT_export_fbx, *corrective_classes)
 
 
 def register():

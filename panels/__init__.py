@@ -4,6 +4,7 @@ import bpy
 from bpy.props import FloatProperty, IntProperty, PointerProperty, StringProperty
 
 from .. import preferences
+from . import correctives
 
 
 class BonesmithSettings(bpy.types.PropertyGroup):
@@ -83,9 +84,11 @@ def register():
     for cls in classes:
         bpy.utils.register_class(cls)
     bpy.types.Scene.bonesmith = PointerProperty(type=BonesmithSettings)
+    correctives.register()   # a sub-panel: after its parent
 
 
 def unregister():
+    correctives.unregister()
     del bpy.types.Scene.bonesmith
     for cls in reversed(classes):
         bpy.utils.unregister_class(cls)

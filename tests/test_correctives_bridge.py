@@ -34,22 +34,27 @@ def world_matrix(location=(0, 0, 0), rotation=(0, 0, 0), scale=(1, 1, 1)):
     return np.array(M)
 
 
-def rig_sample(ext_module, record, *, moved=False, name="body", preserve_volume=False):
+def rig_sample(ext_module, record, *, moved=False, name="body", preserve_volume=False, warp=None,
+               bones_from=None):
     """The CC0 sample character in the scene: mesh weighted to its deforming bones, plain
-    Armature modifier; with `moved` both objects carry the MOVED transform. Returns
-    (armature, mesh object, world rest vertices, world joints)."""
+    Armature modifier; with `moved` both objects carry the MOVED transform; `warp` reshapes
+    the mesh and its bones (a function of (N,3) points), `bones_from` another warp for the
+    bones only. Returns (armature, mesh object, world rest vertices, world joints)."""
     import bpy
     from mathutils import Matrix
     core = ext_module("core.skeleton")
     bpy.context.view_layer.update()   # the view layer forgets objects the fixture removed
     M = world_matrix(**MOVED) if moved else np.eye(4)
     world = lambda p: p @ M[:3, :3].T + M[:3, 3]  # noqa: E731
+    shape = warp or (lambda p: np.asarray(p, dtype=float))
+    bones = bones_from or shape
     names = [str(n) for n in record["joint_names"]]
-    skeleton = core.Skeleton(world(record["joints"]), record["parents"], world(record["joint_tails"]),
+    skeleton = core.Skeleton(world(bones(record["joints"])), record["parents"],
+                             world(bones(record["joint_tails"])),
                              names, up=record["rest_mats"][:, :3, 2] @ M[:3, :3].T)
     armature = ext_module("bridge.armature").skeleton_to_armature(skeleton, name=f"{name}_rig", matrix_world=M)
     mesh = bpy.data.meshes.new(name)
-    mesh.from_pydata(record["verts"].astype(float).tolist(), [], record["faces"].tolist())
+    mesh.from_pydata(shape(record["verts"]).tolist(), [], record["faces"].tolist())
     obj = bpy.data.objects.new(name, mesh)
     bpy.context.scene.collection.objects.link(obj)
     obj.matrix_world = Matrix(M.tolist())
@@ -57,7 +62,7 @@ def rig_sample(ext_module, record, *, moved=False, name="body", preserve_volume=
     modifier = ext_module("bridge.armature").attach_mesh(obj, armature)
     modifier.use_deform_preserve_volume = preserve_volume
     bpy.context.view_layer.update()
-    return armature, obj, world(record["verts"].astype(float)), world(record["joints"].astype(float))
+    return armature, obj, world(shape(record["verts"])), world(bones(record["joints"]))
 
 
 def empty_scene():

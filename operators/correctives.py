@@ -1,0 +1,555 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Learned correctives (SPEC C) from the UI.
+
+- Learn Correctives: the selected character's own deformation (its modifier stack, shape
+  keys, drivers) is sampled in random poses or the frames of its action, and core fits
+  refined weights + pose correctives to it. Sampling runs on Blender's main thread a few
+  poses per timer tick, fitting in a thread (numpy only); Esc cancels either. The model
+  goes to the extension's user folder and its path onto the armature.
+- Bake Correctives: the model onto "<mesh>_LBS" copies that only have a plain Armature
+  modifier: refined vertex groups and shape keys, driven live by the bones or keyed on the
+  action's frames, so plain LBS + shape keys (what engines run) reproduce the original.
+- Train Joint Regressor / Fit Armature: joints from the rest mesh, learned on several
+  characters that share a topology and bone names, applied to another one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bpy
+import numpy as np
+from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
+
+from .. import preferences
+from ..bridge import correctives as bridge
+from ..bridge import fbx as bridge_fbx
+from ..bridge.weights import combine_rest, deform_bones
+from ..core import correctives
+from ..core.errors import BonesmithError
+from .auto_skin import to_object_mode
+from .job import Job
+from .modal import BackgroundOperator
+from .train_skin import safe_name
+
+MODEL_PROPERTY = "bonesmith_correctives"          # on the armature: its learned model's path
+REGRESSOR_PROPERTY = "bonesmith_joint_regressor"  # on the scene: the last trained regressor
+SAMPLE_SECONDS = 0.1   # ground-truth sampling per timer tick (the UI stays responsive)
+CHANGED = 1e-4         # of the mesh size: rest vertices or joints that moved since learning
+
+POSE_SOURCES = [
+    ('RANDOM', "Random Poses", "Random rotations of every bone within Max Angle"),
+    ('ACTION', "Active Action", "The frames of the armature's active action"),
+]
+BAKE_MODES = [
+    ('LIVE', "Live Drivers", "Shape keys driven by the bones' rotations (simple expressions: "
+                             "no Python runs per frame)"),
+    ('KEYED', "Keyed", "Shape-key values keyframed on every frame of the active action "
+                       "(FBX and glTF carry them to engines)"),
+    ('WEIGHTS', "Weights Only", "Only the refined vertex groups"),
+]
+
+
+def models_dir() -> Path:
+    """Learned correctives and joint regressors (a subfolder, so that the skin-model list,
+    which shows the .npz files of user_models_dir(), does not offer them)."""
+    return preferences.user_models_dir() / "correctives"
+
+
+def _save_atomic(save, path: Path) -> Path:
+    """save(partial path), then rename: an older file of that name stays until it worked."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    save(partial)
+    os.replace(partial, path)
+    return path
+
+
+def _write_json(path: Path, info: dict) -> None:
+    _save_atomic(lambda p: p.write_text(json.dumps(info, indent=1)), path)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise BonesmithError(f"Could not read {path.name} ({error}): learn or train again") from None
+
+
+# -- what is selected ---------------------------------------------------------------------------
+
+def _in_view_layer(context, objects) -> list:
+    names = {o.name for o in context.view_layer.objects}
+    return [o for o in objects if o.name in names]
+
+
+def find_character(context, label: str):
+    """(armature, meshes): the active or one selected armature, else the one the selected
+    meshes are rigged to. Meshes: the selected ones it deforms, else all it deforms in the
+    view layer; bake copies ("_LBS") are left out. Sorted by name (a stable row order)."""
+    selected = list(context.selected_objects)
+    active = context.active_object
+    if not selected:
+        raise BonesmithError(f"Nothing is selected: {label} needs a character (its armature "
+                             "or its rigged meshes)")
+    if active is not None and active.type == 'ARMATURE' and active.select_get():
+        armature = active
+    else:
+        armatures = {a for a in map(bridge_fbx.find_armature, selected) if a is not None}
+        if len(armatures) > 1:
+            listed = ", ".join(sorted(f"'{a.name}'" for a in armatures))
+            raise BonesmithError(f"The selection belongs to several armatures ({listed}): "
+                                 "make the character's armature the active object")
+        if not armatures:
+            raise BonesmithError(f"No armature: {label} needs a mesh rigged to an armature "
+                                 "(Armature modifier + vertex groups); rig it first (Auto Rig)")
+        armature = armatures.pop()
+    own = lambda o: o.type == 'MESH' and not bridge.is_lbs_copy(o) and bridge_fbx.find_armature(o) == armature  # noqa: E731
+    meshes = [o for o in selected if own(o)] or [o for o in _in_view_layer(context, bridge_fbx.rig_meshes(armature)) if own(o)]
+    if not meshes:
+        raise BonesmithError(f"The armature '{armature.name}' deforms no mesh")
+    return armature, sorted(meshes, key=lambda o: o.name)
+
+
+def _model_path(armature) -> Path:
+    return models_dir() / f"{safe_name(armature.name)}{preferences.MODEL_SUFFIX}"
+
+
+# -- Learn Correctives ----------------------------------------------------------------------------
+
+@dataclass
+class LearnPlan:
+    """What the fit needs, read from Blender before it starts."""
+    armature: str
+    meshes: list
+    vertex_counts: list
+    character: dict
+    rotations: np.ndarray            # the poses asked for
+    source: str
+    options: dict = field(default_factory=dict)
+    posed: np.ndarray = None         # ground truth (P,V,3)
+    read: np.ndarray = None          # the poses the bones took (constraints count)
+
+
+def plan_learning(context, op) -> LearnPlan:
+    to_object_mode(context)
+    armature, meshes = find_character(context, "Learn Correctives")
+    character = bridge.character_arrays(armature, meshes)
+    unweighted = int(character["unweighted"].sum())
+    if unweighted:
+        raise BonesmithError(f"{unweighted} vertices of {', '.join(repr(m.name) for m in meshes)} have no "
+                             f"weights for the deforming bones of '{armature.name}': weight them "
+                             "(Auto Skin) before learning correctives")
+    names = character["names"]
+    if op.source == 'ACTION':
+        action = armature.animation_data.action if armature.animation_data else None
+        if action is None:
+            raise BonesmithError(f"'{armature.name}' has no active action: give it one, or learn "
+                                 "from Random Poses")
+        rotations = bridge.action_rotations(armature, names, action, bridge.action_frames(action, op.frame_step))
+        source = f"action '{action.name}'"
+    else:
+        rotations = correctives.random_rotations(character["parents"], op.poses,
+                                                 max_degrees=op.max_degrees, seed=op.seed)
+        source = f"{op.poses} random poses"
+    if len(rotations) < 2:
+        raise BonesmithError(f"Learn Correctives needs at least 2 poses to learn from, {source} "
+                             "gives 1 (50 or more give corrections that hold on new poses)")
+    bridge.evaluated_vertices(meshes)  # a modifier that changes the vertex count fails here
+    options = {"max_keys": op.max_keys} if op.max_keys else {}
+    return LearnPlan(armature.name, [m.name for m in meshes], [len(m.data.vertices) for m in meshes],
+                     character, rotations, source, options)
+
+
+def _objects(plan: LearnPlan, label: str):
+    armature = bpy.data.objects.get(plan.armature)
+    meshes = [bpy.data.objects.get(n) for n in plan.meshes]
+    if armature is None or armature.type != 'ARMATURE' or any(m is None or m.type != 'MESH' for m in meshes):
+        raise BonesmithError(f"The character was removed or renamed while {label} ran")
+    if [len(m.data.vertices) for m in meshes] != plan.vertex_counts:
+        raise BonesmithError(f"The meshes were edited while {label} ran: run it again")
+    return armature, meshes
+
+
+def fit(plan: LearnPlan, progress=None):
+    """core.correctives.fit_correctives on the sampled ground truth (no bpy: runs in a
+    thread); returns (model, errors on the training poses)."""
+    ch = plan.character
+    model = correctives.fit_correctives(ch["vertices"], ch["faces"], ch["joints"], ch["parents"],
+                                        ch["weights"], plan.read, plan.posed, progress=progress,
+                                        **plan.options)
+    plain = correctives.lbs(ch["vertices"], ch["weights"],
+                            correctives.skinning_matrices(ch["joints"], ch["parents"], plan.read))
+    learned = model.pose(plan.read)
+    size = float(np.linalg.norm(np.ptp(ch["vertices"], axis=0))) or 1.0
+    error = lambda X: np.linalg.norm(X - plan.posed, axis=2) / size * 100  # noqa: E731
+    e_lbs, e_model = error(plain), error(learned)
+    return model, {"lbs_mean_pct": float(e_lbs.mean()), "lbs_max_pct": float(e_lbs.max()),
+                   "model_mean_pct": float(e_model.mean()), "model_max_pct": float(e_model.max())}
+
+
+class Sampling:
+    """The ground-truth stage with Job's polled interface, stepped from the modal timer on
+    the main thread (Blender data may only be touched there)."""
+
+    def __init__(self, armature, meshes, rotations, names, seconds=SAMPLE_SECONDS):
+        self.count = len(rotations)
+        self._samples = bridge.iter_posed_vertices(armature, meshes, rotations, names)
+        self._seconds = seconds
+        self._posed, self._read = [], []
+        self.fraction, self.message = 0.0, "ground truth"
+        self.result = self.error = None
+        self.done = self.cancelled = False
+
+    def start(self):
+        return self
+
+    def step(self) -> None:
+        """Sample poses for about `seconds`; the pose is restored when the last is done."""
+        deadline = time.perf_counter() + self._seconds
+        try:
+            while not self.done:   # at least one pose per step
+                try:
+                    _, vertices, pose = next(self._samples)
+                except StopIteration:
+                    self.result = (np.array(self._posed), np.array(self._read))
+                    self.done = True
+                    break
+                self._posed.append(vertices)
+                self._read.append(pose)
+                self.fraction = len(self._posed) / self.count
+                self.message = f"ground truth {len(self._posed)}/{self.count}"
+                if time.perf_counter() >= deadline:
+                    break
+        except Exception as error:  # reported by the modal operator
+            self.error, self.done = error, True
+            self._samples.close()
+
+    def cancel(self) -> None:
+        self.cancelled = self.done = True
+        self._samples.close()   # restores the pose
+
+    def wait(self, timeout=None) -> bool:
+        return self.done
+
+
+class BONESMITH_OT_learn_correctives(BackgroundOperator, bpy.types.Operator):
+    """Learn refined skin weights and pose correctives from the selected character's own
+    deformation (its modifiers, shape keys and drivers) in random poses or its action"""
+    bl_idname = "bonesmith.learn_correctives"
+    bl_label = "Learn Correctives"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    source: EnumProperty(name="Poses From", items=POSE_SOURCES, default='RANDOM')
+    poses: IntProperty(name="Poses", description="How many random poses to learn from",
+                       default=200, min=1, max=100_000)
+    max_degrees: FloatProperty(name="Max Angle", description="Largest random bone rotation (degrees)",
+                               default=45.0, min=1.0, max=180.0)
+    frame_step: IntProperty(name="Frame Step", description="Use every n-th frame of the action",
+                            default=1, min=1)
+    seed: IntProperty(name="Seed", description="Random seed of the poses", default=0, min=0)
+    max_keys: IntProperty(name="Max Shape Keys",
+                          description="Most shape keys the live bake may use (0: as many as needed)",
+                          default=0, min=0)
+
+    _plan = None
+
+    def execute(self, context):
+        return self._start(context, background=False)
+
+    def invoke(self, context, event):
+        return self._start(context, background=not bpy.app.background and context.window is not None)
+
+    def _start(self, context, background: bool):
+        try:
+            plan = plan_learning(context, self)
+            armature, meshes = _objects(plan, self.bl_label)
+            self._plan = plan
+            if background:
+                return self.start_background(
+                    context, Sampling(armature, meshes, plan.rotations, plan.character["names"]))
+            plan.posed, plan.read = bridge.sample_posed_vertices(
+                armature, meshes, plan.rotations, plan.character["names"], read_back=True)
+            return self.finish(context, fit(plan))
+        except Exception as error:
+            return self.fail(error)
+
+    def modal(self, context, event):
+        job = self._job
+        if isinstance(job, Sampling) and event.type == 'TIMER' and not job.done:
+            job.step()
+            if job.done and job.error is None:   # on to the fit, in a thread
+                plan = self._plan
+                plan.posed, plan.read = job.result
+                self._job = Job(lambda progress: fit(plan, progress)).start()
+        return BackgroundOperator.modal(self, context, event)
+
+    def finish(self, context, result):
+        model, errors = result
+        plan = self._plan
+        armature, meshes = _objects(plan, self.bl_label)
+        path = _save_atomic(model.save, _model_path(armature))
+        _write_json(path.with_suffix(".json"), dict(
+            armature=armature.name, bones=plan.character["names"], meshes=plan.meshes,
+            vertex_counts=plan.vertex_counts, poses=len(plan.read), source=plan.source,
+            training_error=errors))
+        armature[MODEL_PROPERTY] = str(path)
+        self.report({'INFO'}, (
+            f"Learn Correctives: {len(plan.read)} poses ({plan.source}) of '{armature.name}'; "
+            f"mean error on them {errors['lbs_mean_pct']:.3f} % → {errors['model_mean_pct']:.3f} % "
+            f"of the size (max {errors['lbs_max_pct']:.2f} % → {errors['model_max_pct']:.2f} %), "
+            f"plain LBS → learned; saved {path.name}. Bake Correctives puts it on the meshes"))
+        return {'FINISHED'}
+
+
+# -- Bake Correctives -----------------------------------------------------------------------------
+
+@dataclass
+class BakePlan:
+    armature: object
+    meshes: list
+    names: list
+    model: object
+    frames: tuple = None
+
+
+def plan_bake(context, mode: str) -> BakePlan:
+    """Everything checked before the scene changes: the learned model, that the meshes and
+    bones are still those it learned on, and the action for a keyed bake."""
+    to_object_mode(context)
+    armature, _ = find_character(context, "Bake Correctives")
+    stored = armature.get(MODEL_PROPERTY)
+    if not stored:
+        raise BonesmithError(f"'{armature.name}' has no learned correctives: run Learn Correctives first")
+    path = Path(stored)
+    if not path.is_file():
+        raise BonesmithError(f"The correctives of '{armature.name}' are missing ({path}): learn them again")
+    model = correctives.CorrectiveModel.load(path)
+    info = _read_json(path.with_suffix(".json"))
+    meshes = [bpy.data.objects.get(n) for n in info["meshes"]]
+    if any(m is None or m.type != 'MESH' for m in meshes):
+        raise BonesmithError(f"A mesh the correctives learned on ({', '.join(info['meshes'])}) is gone "
+                             "or renamed: learn them again")
+    if [len(m.data.vertices) for m in meshes] != info["vertex_counts"]:
+        raise BonesmithError("The meshes were edited since the correctives were learned: learn them again")
+    joints, _, _, bones = deform_bones(armature)
+    names = info["bones"]
+    if sorted(bones) != sorted(names):
+        raise BonesmithError(f"The deforming bones of '{armature.name}' changed since the correctives "
+                             "were learned: learn them again")
+    joints = joints[[bones.index(n) for n in names]]
+    rest = combine_rest(meshes).vertices
+    size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
+    if (np.abs(rest - model.rest_verts).max() > CHANGED * size
+            or np.abs(joints - model.joints).max() > CHANGED * size):
+        raise BonesmithError("The meshes or bones moved or changed shape since the correctives were "
+                             "learned: learn them again")
+    frames = None
+    if mode == 'KEYED':
+        action = armature.animation_data.action if armature.animation_data else None
+        if action is None:
+            raise BonesmithError(f"A keyed bake needs an action on '{armature.name}': give it one, "
+                                 "or bake Live Drivers")
+        frames = tuple(int(f) for f in bridge.action_frames(action)[[0, -1]])
+    return BakePlan(armature, meshes, names, model, frames)
+
+
+class BONESMITH_OT_bake_correctives(bpy.types.Operator):
+    """Bake the learned correctives onto plain-LBS copies of the character's meshes
+    ("<name>_LBS": only an Armature modifier): refined vertex groups and shape keys, driven
+    by the bones or keyed on the action. The originals are kept (hidden)"""
+    bl_idname = "bonesmith.bake_correctives"
+    bl_label = "Bake Correctives"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    mode: EnumProperty(name="Bake", items=BAKE_MODES, default='LIVE')
+    max_influences: IntProperty(name="Max Influences", default=0, min=0, max=16,
+                                description="Most bones per vertex in the refined weights "
+                                            "(0: keep the learned ones, which never exceed the artist's)")
+
+    def execute(self, context):
+        try:
+            plan = plan_bake(context, self.mode)
+        except BonesmithError as error:
+            self.report({'ERROR'}, str(error))
+            return {'CANCELLED'}
+        existing = {m.name + bridge.LBS_SUFFIX for m in plan.meshes} & set(bpy.data.objects.keys())
+        copies = []
+        try:
+            keys = self._bake(context, plan, copies)
+        except Exception as error:
+            for copy in copies:   # no half-baked copies left behind
+                if copy.name not in existing:
+                    data = copy.data
+                    bpy.data.objects.remove(copy)
+                    if data.users == 0:
+                        bpy.data.meshes.remove(data)
+            return BackgroundOperator.fail(self, error)
+        for obj in plan.meshes:
+            obj.hide_set(True)
+        if self.mode == 'LIVE':
+            what = f"{len(keys)} driven shape keys"
+        elif self.mode == 'KEYED':
+            what = f"{len(keys)} shape keys keyed on frames {plan.frames[0]}–{plan.frames[1]}"
+        else:
+            what = "refined weights only"
+        self.report({'INFO'}, f"Bake Correctives: {what} on {', '.join(c.name for c in copies)} "
+                              f"(the originals are hidden)")
+        return {'FINISHED'}
+
+    def _bake(self, context, plan: BakePlan, copies: list) -> list:
+        for obj in plan.meshes:
+            copies.append(bridge.lbs_copy(obj, plan.armature))
+        context.view_layer.update()
+        mesh_set = combine_rest(copies)
+        bridge.write_refined_weights(copies, mesh_set, plan.model.weights, plan.names,
+                                     max_influences=self.max_influences)
+        if self.mode == 'WEIGHTS':
+            return []
+        keys = plan.model.live_keys(bridge.bone_rest_rotations(plan.armature, plan.names), names=plan.names)
+        if self.mode == 'LIVE':
+            return bridge.write_live_keys(copies, mesh_set, plan.armature, keys, plan.names)
+        return bridge.bake_keyed(copies, mesh_set, plan.armature, keys, plan.names, *plan.frames)
+
+
+# -- Joint regressor ----------------------------------------------------------------------------
+
+def selected_identities(context) -> list:
+    """[(armature, meshes sorted by name)] for every armature the selection belongs to."""
+    by_armature = {}
+    for obj in context.selected_objects:
+        armature = bridge_fbx.find_armature(obj)
+        if armature is not None:
+            by_armature.setdefault(armature.name, armature)
+    identities = []
+    for name, armature in sorted(by_armature.items()):
+        meshes = [o for o in context.selected_objects if o.type == 'MESH' and not bridge.is_lbs_copy(o)
+                  and bridge_fbx.find_armature(o) == armature]
+        if not meshes:
+            meshes = [o for o in _in_view_layer(context, bridge_fbx.rig_meshes(armature))
+                      if not bridge.is_lbs_copy(o)]
+        if meshes:
+            identities.append((armature, sorted(meshes, key=lambda o: o.name)))
+    return identities
+
+
+def identity_arrays(identities) -> tuple:
+    """(rest vertices list, joints list, bone names) in the first identity's bone order;
+    BonesmithError unless all share topology and bone names."""
+    first = None
+    verts, joints = [], []
+    for armature, meshes in identities:
+        mesh_set = combine_rest(meshes)
+        heads, _, _, names = deform_bones(armature)
+        if first is None:
+            first = (armature.name, mesh_set.faces, names)
+        elif len(mesh_set.vertices) != len(verts[0]) or not np.array_equal(mesh_set.faces, first[1]):
+            raise BonesmithError(
+                f"'{armature.name}' ({len(mesh_set.vertices)} vertices) and '{first[0]}' "
+                f"({len(verts[0])} vertices) do not share one topology: a joint regressor learns "
+                "from characters with the same mesh (same vertices and faces), only reshaped")
+        elif sorted(names) != sorted(first[2]):
+            raise BonesmithError(f"'{armature.name}' and '{first[0]}' have different deforming bones: "
+                                 "a joint regressor needs one skeleton (the same bone names)")
+        verts.append(mesh_set.vertices)
+        joints.append(heads[[names.index(n) for n in first[2]]])
+    return verts, joints, first[2]
+
+
+def leave_one_out(verts, joints) -> float:
+    """Mean joint error (% of the bounding-box diagonal) of each identity predicted by a
+    regressor trained on the others."""
+    errors = []
+    for k in range(len(verts)):
+        rest = [v for i, v in enumerate(verts) if i != k]
+        regressor = correctives.fit_joint_regressor(rest, [j for i, j in enumerate(joints) if i != k])
+        size = float(np.linalg.norm(np.ptp(verts[k], axis=0))) or 1.0
+        errors.append(np.linalg.norm(regressor.predict(verts[k]) - joints[k], axis=1).mean() / size * 100)
+    return float(np.mean(errors))
+
+
+class BONESMITH_OT_train_joint_regressor(bpy.types.Operator):
+    """Learn where the joints sit from the rest meshes of the selected characters (two or
+    more, each rigged to its own armature, sharing one topology and bone names)"""
+    bl_idname = "bonesmith.train_joint_regressor"
+    bl_label = "Train Joint Regressor"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    model_name: StringProperty(name="Name", default="joint_regressor",
+                               description="File name (without .npz) of the joint regressor")
+
+    def execute(self, context):
+        try:
+            to_object_mode(context)
+            identities = selected_identities(context)
+            if len(identities) < 2:
+                raise BonesmithError("Train Joint Regressor needs two or more characters: select the "
+                                     "rigged meshes of characters that share one topology, each with "
+                                     "its own armature")
+            verts, joints, names = identity_arrays(identities)
+            regressor = correctives.fit_joint_regressor(verts, joints)
+            loo = leave_one_out(verts, joints) if len(identities) >= 3 else None
+            path = _save_atomic(regressor.save, models_dir() / f"{safe_name(self.model_name)}{preferences.MODEL_SUFFIX}")
+            _write_json(path.with_suffix(".json"), dict(
+                bones=names, vertex_count=len(verts[0]), identities=[a.name for a, _ in identities],
+                meshes_per_identity=len(identities[0][1]), leave_one_out_pct=loo))
+        except Exception as error:
+            return BackgroundOperator.fail(self, error)
+        context.scene[REGRESSOR_PROPERTY] = str(path)
+        check = (f"; joints of a left-out character within {loo:.2f} % of its size on average"
+                 if loo is not None else "")
+        self.report({'INFO'}, f"Train Joint Regressor: {len(identities)} characters, {len(names)} "
+                              f"joints; saved {path.name}{check}")
+        return {'FINISHED'}
+
+
+class BONESMITH_OT_fit_armature(bpy.types.Operator):
+    """Move the bones of the selected character's armature to where the joint regressor
+    puts them for its rest mesh (a reshaped character of the training topology)"""
+    bl_idname = "bonesmith.fit_armature"
+    bl_label = "Fit Armature"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    filepath: StringProperty(name="Joint Regressor", subtype='FILE_PATH', default="",
+                             description="The joint regressor file (empty: the last one trained)")
+
+    def execute(self, context):
+        try:
+            to_object_mode(context)
+            armature, meshes = find_character(context, "Fit Armature")
+            stored = self.filepath or context.scene.get(REGRESSOR_PROPERTY, "")
+            if not stored:
+                raise BonesmithError("No joint regressor: run Train Joint Regressor first (or pick a file)")
+            path = Path(bpy.path.abspath(stored))
+            if not path.is_file():
+                raise BonesmithError(f"The joint regressor {path} is missing: train it again")
+            regressor = correctives.JointRegressor.load(path)
+            names = _read_json(path.with_suffix(".json"))["bones"]
+            missing = [n for n in names if n not in armature.data.bones]
+            if missing:
+                raise BonesmithError(f"'{armature.name}' lacks bones of the joint regressor "
+                                     f"({', '.join(missing[:3])}): it needs the training skeleton")
+            heads = regressor.predict(combine_rest(meshes).vertices)
+            old_heads, old_tails = self._bones(armature, names)
+            tails = bridge.tails_from_heads(heads, old_heads, old_tails, bridge.bone_parents(armature, names))
+            bridge.fit_armature(armature, heads, tails, names)
+        except Exception as error:
+            return BackgroundOperator.fail(self, error)
+        moved = float(np.linalg.norm(heads - old_heads, axis=1).max())
+        self.report({'INFO'}, f"Fit Armature: {len(names)} bones of '{armature.name}' moved (at most "
+                              f"{moved:.4g} units)")
+        return {'FINISHED'}
+
+    @staticmethod
+    def _bones(armature, names):
+        M = np.array(armature.matrix_world)
+        heads = np.array([list(armature.data.bones[n].head_local) for n in names])
+        tails = np.array([list(armature.data.bones[n].tail_local) for n in names])
+        return heads @ M[:3, :3].T + M[:3, 3], tails @ M[:3, :3].T + M[:3, 3]
+
+
+classes = (BONESMITH_OT_learn_correctives, BONESMITH_OT_bake_correctives,
+           BONESMITH_OT_train_joint_regressor, BONESMITH_OT_fit_armature)
