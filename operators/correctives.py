@@ -297,11 +297,19 @@ class BONESMITH_OT_learn_correctives(BackgroundOperator, bpy.types.Operator):
             vertex_counts=plan.vertex_counts, poses=len(plan.read), source=plan.source,
             training_error=errors))
         armature[MODEL_PROPERTY] = str(path)
-        self.report({'INFO'}, (
-            f"Learn Correctives: {len(plan.read)} poses ({plan.source}) of '{armature.name}'; "
-            f"mean error on them {errors['lbs_mean_pct']:.3f} % → {errors['model_mean_pct']:.3f} % "
-            f"of the size (max {errors['lbs_max_pct']:.2f} % → {errors['model_max_pct']:.2f} %), "
-            f"plain LBS → learned; saved {path.name}. Bake Correctives puts it on the meshes"))
+        text = (f"Learn Correctives: {len(plan.read)} poses ({plan.source}) of '{armature.name}'; "
+                f"mean error on them {errors['lbs_mean_pct']:.3f} % → {errors['model_mean_pct']:.3f} % "
+                f"of the size (max {errors['lbs_max_pct']:.2f} % → {errors['model_max_pct']:.2f} %), "
+                f"plain LBS → learned; saved {path.name}. Bake Correctives puts it on the meshes")
+        # constraints (IK, Copy Transforms of Rigify's DEF bones...) may override the poses
+        overridden = np.abs(plan.read - plan.rotations).max(axis=(0, 2, 3)) > 1e-3
+        if overridden.any():
+            bones = [n for n, o in zip(plan.character["names"], overridden) if o]
+            self.report({'WARNING'}, f"{text}. Constraints changed the pose of {len(bones)} bones "
+                                     f"({', '.join(bones[:3])}{'…' if len(bones) > 3 else ''}): they learned "
+                                     "the poses the bones took (learn from an action of the controls)")
+        else:
+            self.report({'INFO'}, text)
         return {'FINISHED'}
 
 

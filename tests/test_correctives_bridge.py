@@ -177,6 +177,34 @@ def test_sampling_restores_the_pose_and_sees_preserve_volume(scene, ext_module, 
     bpy.context.view_layer.update()
 
 
+def test_ground_truth_includes_the_users_driven_shape_keys(scene, ext_module, record, bc, cc):
+    """A sculpted corrective the artist drives from a bone is part of the ground truth."""
+    armature, obj, rest, joints = rig_sample(ext_module, record)
+    names, parents = names_of(record), record["parents"]
+    obj.shape_key_add(name="Basis")
+    bulge = obj.shape_key_add(name="elbow_bulge", from_mix=False)
+    j = names.index("LowerArm.L")
+    moved = np.flatnonzero(record["weights"][:, j] > 0.5)
+    co = np.empty(len(rest) * 3)
+    bulge.data.foreach_get("co", co)
+    co = co.reshape(-1, 3)
+    co[moved, 2] += 0.05
+    bulge.data.foreach_set("co", co.ravel())
+    driver = bulge.driver_add("value").driver
+    variable = driver.variables.new()
+    variable.type = 'TRANSFORMS'
+    target = variable.targets[0]
+    target.id, target.bone_target = armature, "LowerArm.L"
+    target.transform_type, target.rotation_mode, target.transform_space = 'ROT_W', 'QUATERNION', 'LOCAL_SPACE'
+    driver.expression = f"2*(1-{variable.name})"
+    rotations = cc.random_rotations(parents, 3, max_degrees=60, seed=3)
+    posed = bc.sample_posed_vertices(armature, [obj], rotations, names)
+    plain = lbs(cc, rest, record["weights"], joints, parents, rotations)
+    gap = np.linalg.norm(posed - plain, axis=2)
+    assert gap[:, moved].min() > 1e-4 and gap[:, np.setdiff1d(np.arange(len(rest)), moved)].max() < 1e-4
+    assert bulge.value == pytest.approx(0.0, abs=1e-6)   # at rest again afterwards
+
+
 def test_vertex_count_changing_modifier_is_named(scene, ext_module, record, bc, cc, errors):
     armature, obj, rest, joints = rig_sample(ext_module, record)
     obj.modifiers.new("Smoother", 'SUBSURF')

@@ -206,6 +206,9 @@ def _modal_learn(ext_module, **props):
 def test_modal_learn_samples_then_fits(scene, ext_module, record, models_dir, scene_state):
     import bpy
     armature, obj, rest, joints = rig_sample(ext_module, record, preserve_volume=True)
+    limit = armature.pose.bones["Neck"].constraints.new('LIMIT_ROTATION')
+    limit.use_limit_x = limit.use_limit_y = limit.use_limit_z = True
+    limit.owner_space = 'LOCAL'
     select([armature], armature)
     op, module = _modal_learn(ext_module)
     stages = []
@@ -217,7 +220,9 @@ def test_modal_learn_samples_then_fits(scene, ext_module, record, models_dir, sc
     assert result == {'FINISHED'}, op.reports
     assert stages[0] == "Sampling" and stages.count("Sampling") >= 11 and "Job" in stages
     assert Path(armature["bonesmith_correctives"]).is_file()
-    assert "Learn Correctives: 12 poses" in op.reports[-1][1]
+    kind, message = op.reports[-1]
+    assert "Learn Correctives: 12 poses" in message
+    assert kind == {'WARNING'} and "Constraints changed the pose of 1 bones (Neck)" in message
 
 
 def test_modal_learn_escape_restores_the_pose(scene, ext_module, record, models_dir, scene_state):
