@@ -16,6 +16,9 @@ class BonesmithCorrectivesSettings(bpy.types.PropertyGroup):
                                default=45.0, min=1.0, max=180.0)
     frame_step: IntProperty(name="Frame Step", description="Use every n-th frame of the action",
                             default=1, min=1)
+    max_keys: IntProperty(name="Max Shape Keys", default=0, min=0,
+                          description="Most shape keys the live bake may use: fewer keys cost less "
+                                      "per frame (about 0.1 ms per key on 15k vertices); 0: as many as needed")
     bake_mode: EnumProperty(name="Bake", items=ops.BAKE_MODES, default='LIVE')
     regressor_name: StringProperty(name="Name", default="joint_regressor",
                                    description="File name (without .npz) of the joint regressor")
@@ -43,9 +46,11 @@ class BONESMITH_PT_correctives(bpy.types.Panel):
             box.prop(settings, "max_degrees")
         else:
             box.prop(settings, "frame_step")
+        box.prop(settings, "max_keys")
         op = box.operator("bonesmith.learn_correctives", icon='PLAY')
         op.source, op.poses = settings.source, settings.poses
         op.max_degrees, op.frame_step = settings.max_degrees, settings.frame_step
+        op.max_keys = settings.max_keys
         if armature is None:
             box.label(text="Select a rigged character", icon='INFO')
         elif not armature.get(ops.MODEL_PROPERTY):
