@@ -13,6 +13,7 @@ PyTorch is needed and the fit runs inside any Blender.
 from __future__ import annotations
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from .errors import CorrectivesError
 from .kinematics import blended_rotations, lbs, skinning_matrices
@@ -25,12 +26,17 @@ CHUNK = 2048         # vertices per batch: bounds memory at P × CHUNK × 12 flo
 
 def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations, posed_verts, *,
                     pose_correctives: bool = True, refine_weights: bool = True, rounds: int = 2,
-                    ridge="auto", weight_prox: float = 1e-2, progress=None) -> CorrectiveModel:
+                    ridge="auto", weight_prox: float = 1e-2, max_keys=None, reach: float = 0.05,
+                    progress=None) -> CorrectiveModel:
     """Learn refined weights and local pose correctives so that LBS of the corrected rest
     mesh reproduces `posed_verts` (P,V,3) for `pose_rotations` (P,J,3,3).
 
     ridge: regularisation of Pose_net relative to the feature energy, or "auto" to pick it
     on the last fifth of the poses. weight_prox: μ relative to each vertex's data energy.
+    max_keys: make Pose_net compact — at most this many (joint, direction) components,
+    i.e. exactly the shape keys of the live bake (None: full rank, 9 per joint).
+    reach: how far (fraction of the bbox diagonal) past a joint's weights its correction
+    may reach.
     progress(fraction, message) is called between steps.
     """
     T, F, Jt, parents, W0, R, G = _validate(rest_verts, faces, joints, parents, weights,
@@ -38,28 +44,37 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
     report = progress or (lambda fraction, message: None)
     A = skinning_matrices(Jt, parents, R)
     features = rotation_features(R)
-    sees = _visible_joints(W0, parents)
+    sees = _visible_joints(W0, parents, T, reach)
+    moments = np.einsum("pja,pjb->jab", features, features) / len(R)
+    chosen = 0.0
+    if pose_correctives:
+        report(0.0, "choosing the regularisation")
+        chosen = _pick_ridge(T, W0, A, G, features, sees) if ridge == "auto" else float(ridge)
+    bases = None
+    if pose_correctives and max_keys:
+        # compact Pose_net: only the strongest max_keys (joint, direction) components of a
+        # full-rank fit, refitted below, so that exactly max_keys shape keys reproduce it
+        report(0.05, "choosing the shape keys")
+        full = _fit_pose_correctives(T, W0, A, G, features, sees, chosen)
+        bases = _key_bases(CorrectiveModel(T, F, Jt, parents, W0, *full, moments=moments), max_keys)
     W = W0.copy()
-    pairs = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3, 9)))
-    steps = max(1, rounds) if pose_correctives else 1
-    chosen = None
+    pairs = _no_pairs()
+    steps = max(1, rounds)
     for step in range(steps):
         if pose_correctives:
-            report(step / steps, f"pose correctives {step + 1}/{steps}")
-            if chosen is None:
-                chosen = _pick_ridge(T, W, A, G, features, sees) if ridge == "auto" else float(ridge)
-            pairs = _fit_pose_correctives(T, W, A, G, features, sees, chosen)
+            report(0.1 + 0.9 * step / steps, f"pose correctives {step + 1}/{steps}")
+            pairs = _fit_pose_correctives(T, W, A, G, features, sees, chosen, bases)
         if refine_weights:
-            report((step + 0.5) / steps, f"skin weights {step + 1}/{steps}")
-            model = CorrectiveModel(T, F, Jt, parents, W, *pairs)
-            rest = T + model.corrections(R) if pose_correctives else T
+            report(0.1 + 0.9 * (step + 0.5) / steps, f"skin weights {step + 1}/{steps}")
+            rest = T + CorrectiveModel(T, F, Jt, parents, W, *pairs).corrections(R)
             W = _fit_weights(rest, W0, A, G, weight_prox)
+        if not pose_correctives:
+            break
     if pose_correctives and refine_weights:
-        pairs = _fit_pose_correctives(T, W, A, G, features, sees, chosen)
+        pairs = _fit_pose_correctives(T, W, A, G, features, sees, chosen, bases)
     report(1.0, "done")
-    moments = np.einsum("pja,pjb->jab", features, features) / len(R)
-    info = {"poses": len(R), "ridge": chosen if chosen is not None else 0.0,
-            "weight_prox": weight_prox}
+    info = {"poses": len(R), "ridge": chosen,
+            "weight_prox": weight_prox, "max_keys": float(max_keys or 0), "reach": reach}
     return CorrectiveModel(T, F, Jt, parents, W, *pairs, moments=moments, info=info)
 
 
@@ -108,14 +123,22 @@ def _validate(rest_verts, faces, joints, parents, weights, pose_rotations, posed
     return T, F, Jt, parents, W / totals[:, None], R, G
 
 
-def _visible_joints(W, parents) -> np.ndarray:
+def _visible_joints(W, parents, verts, reach) -> np.ndarray:
     """(V, J) bool: the non-root joints whose rotation may correct each vertex — those that
-    influence it and their parents (SPEC C locality)."""
+    influence it and their parents (SPEC C locality), widened to vertices within `reach`
+    (fraction of the bbox diagonal) of that region: smoothing deformers spread a joint's
+    effect past its weights, and a wider key costs Blender nothing extra per frame."""
     influence = W > INFLUENCE
     sees = influence.copy()
     child = np.flatnonzero(parents >= 0)
     sees[:, parents[child]] |= influence[:, child]
     sees[:, parents < 0] = False
+    radius = reach * float(np.linalg.norm(np.ptp(verts, axis=0)))
+    if radius > 0:
+        for j in np.flatnonzero(sees.any(axis=0)):
+            region = cKDTree(verts[sees[:, j]])
+            distance, _ = region.query(verts, distance_upper_bound=radius)
+            sees[:, j] |= np.isfinite(distance)
     return sees
 
 
@@ -134,35 +157,59 @@ def _groups(sees):
     return rows, inverse.ravel()
 
 
-def _normal_equations(features, joints):
-    X = features[:, joints].reshape(len(features), -1)  # (P, 9k)
-    return X, X.T @ X
+def _design(features, joints, bases=None):
+    """(P, d) regressors of a vertex group that sees `joints`, and each joint's basis
+    (r_j, 9) mapping them back to vec(R − I) coefficients (identity: full rank)."""
+    mats = [np.eye(9) if bases is None else bases.get(int(j), np.zeros((0, 9))) for j in joints]
+    X = np.concatenate([np.zeros((len(features), 0))]
+                       + [features[:, j] @ D.T for j, D in zip(joints, mats)], axis=1)
+    return X, mats
 
 
-def _fit_pose_correctives(T, W, A, G, features, sees, ridge):
+def _fit_pose_correctives(T, W, A, G, features, sees, ridge, bases=None):
+    """Per-vertex ridge regression of the rest-space residual on the visible joints'
+    features (or their `bases` projections), shared by vertices that see the same joints."""
     rows, inverse = _groups(sees)
     out_v, out_j, out_c = [], [], []
     for g, row in enumerate(rows):
         joints = np.flatnonzero(row)
-        if not len(joints):
+        X, mats = _design(features, joints, bases)
+        if not X.shape[1]:
             continue
         vertices = np.flatnonzero(inverse == g)
-        X, XtX = _normal_equations(features, joints)
+        XtX = X.T @ X
         scale = max(np.trace(XtX) / len(XtX), 1e-12)
         system = XtX + ridge * scale * np.eye(len(XtX))
+        splits = np.cumsum([len(D) for D in mats])[:-1]
         for start in range(0, len(vertices), CHUNK):
             chunk = vertices[start:start + CHUNK]
             D = _rest_residuals(T, W, A, G, chunk).reshape(len(X), -1)  # (P, v·3)
-            B = np.linalg.solve(system, X.T @ D)  # (9k, v·3)
-            coeff = B.reshape(len(joints), 9, len(chunk), 3).transpose(2, 0, 3, 1)  # (v, k, 3, 9)
+            Bv = np.linalg.solve(system, X.T @ D).reshape(len(XtX), len(chunk), 3)
+            # back to (v, k, 3, 9) coefficients on vec(R − I)
+            coeff = np.stack([np.einsum("rva,rf->vaf", part, M)
+                              for part, M in zip(np.split(Bv, splits), mats)], axis=1)
             out_v.append(np.repeat(chunk, len(joints)))
             out_j.append(np.tile(joints, len(chunk)))
             out_c.append(coeff.reshape(-1, 3, 9))
     if not out_v:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3, 9))
+        return _no_pairs()
     v, j, c = np.concatenate(out_v), np.concatenate(out_j), np.concatenate(out_c)
+    keep = np.abs(c).reshape(len(c), -1).max(axis=1) > 0
+    v, j, c = v[keep], j[keep], c[keep]
     order = np.lexsort((v, j))
     return v[order], j[order], c[order]
+
+
+def _no_pairs():
+    return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3, 9))
+
+
+def _key_bases(model, max_keys) -> dict:
+    """joint -> (r_j, 9) directions of the model's strongest max_keys components."""
+    bases = {}
+    for j, _, direction in model.components(max_keys=max_keys):
+        bases[j] = np.vstack([bases.get(j, np.zeros((0, 9))), direction])
+    return bases
 
 
 def _pick_ridge(T, W, A, G, features, sees) -> float:
@@ -178,7 +225,7 @@ def _pick_ridge(T, W, A, G, features, sees) -> float:
         if not len(joints):
             continue
         vertices = np.flatnonzero(inverse == g)
-        X, _ = _normal_equations(features, joints)
+        X, _ = _design(features, joints)
         Xa, Xb = X[:cut], X[cut:]
         evals, evecs = np.linalg.eigh(Xa.T @ Xa)
         scale = max(evals.sum() / len(evals), 1e-12)

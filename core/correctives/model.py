@@ -136,45 +136,59 @@ class CorrectiveModel:
 
     # -- shape keys -------------------------------------------------------------------------
 
-    def live_keys(self, bone_rest_rotations, *, tolerance: float = 1e-3, max_per_joint: int = 9,
+    def live_keys(self, bone_rest_rotations, *, tolerance: float = 1e-9, max_keys=None,
                   names=None) -> list:
-        """A few shape keys per joint reproducing the correctives in Blender.
+        """The shape keys that reproduce the correctives in Blender.
 
         bone_rest_rotations (J,3,3): each bone's rest orientation in world space, so that
         the world-aligned R_j = B_j L_j B_jᵀ with L_j the bone's own local rotation (what a
-        driver reads as a quaternion). Per joint the (offsets × features) map is truncated
-        to the components that carry all but `tolerance` of its energy over the training
-        poses; each key's value has a root mean square of 1 on them.
+        driver reads as a quaternion). Keys are the model's components (see components());
+        a model fitted with `max_keys` has exactly that many, so the keys reproduce it.
+        Components are kept strongest first until they carry all but `tolerance` of the
+        energy (and at most `max_keys`). Each key's value has a root mean square of 1 over
+        the training poses.
         """
         B = np.asarray(bone_rest_rotations, dtype=np.float64)
         if B.shape != (len(self.joints), 3, 3) or not np.isfinite(B).all():
             raise CorrectivesError(f"bone_rest_rotations must be finite, shape ({len(self.joints)}, 3, 3)")
-        V = len(self.rest_verts)
-        keys = []
+        keys, V, counts = [], len(self.rest_verts), {}
+        for j, offsets, direction in self.components(tolerance=tolerance, max_keys=max_keys):
+            i = counts[j] = counts.get(j, -1) + 1
+            full = np.zeros((V, 3))
+            full[self.pair_vertex[self.pair_joint == j]] = offsets.reshape(-1, 3)
+            # vec(R − I) = (B ⊗ B) · vec(L − I) = (B ⊗ B) · Q · monomials(q_L)
+            kron = np.einsum("ab,cd->acbd", B[j], B[j]).reshape(9, 9)
+            label = names[j] if names is not None else f"joint{j}"
+            keys.append(LiveKey(int(j), f"{label}.{i}", full, direction @ kron @ MONOMIAL_MAP))
+        return keys
+
+    def components(self, *, tolerance: float = 1e-9, max_keys=None) -> list:
+        """[(joint, offsets (nv·3,) on the joint's pair vertices, direction (9,))], strongest
+        first: joint j's correction is Σ_i offsets_i · (direction_i · vec(R_j − I)).
+
+        Per joint an SVD of its coefficient map, whitened by the training poses' features
+        so it ranks what the poses use (each direction's value has RMS 1 on them); then the
+        strongest components of all joints until all but `tolerance` of the total energy
+        is kept, at most `max_keys`."""
+        found = []
         for j in np.unique(self.pair_joint):
-            sel = self.pair_joint == j
-            C = self.coefficients[sel].reshape(-1, 9)  # (nv·3, 9) on world-aligned vec(R − I)
-            # whiten by the training features so truncation keeps what the poses use
+            C = self.coefficients[self.pair_joint == j].reshape(-1, 9)
             evals, evecs = np.linalg.eigh(self.moments[j])
             keep = evals > 1e-12 * max(evals.max(), 1e-300)
             if not keep.any():
                 continue
-            root = evecs[:, keep] * np.sqrt(evals[keep])
-            U, s, Vt = np.linalg.svd(C @ root, full_matrices=False)
-            energy = np.cumsum(s ** 2) / max(np.sum(s ** 2), 1e-300)
-            if s[0] <= 0:
-                continue
-            rank = min(int(np.searchsorted(energy, 1.0 - tolerance) + 1), max_per_joint)
-            # value_i = Vt_i · root⁺ · vec(R − I), and vec(B L Bᵀ − I) = (B ⊗ B) · Q · m(q_L)
-            to_features = Vt[:rank] @ (evecs[:, keep] / np.sqrt(evals[keep])).T
-            kron = np.einsum("ab,cd->acbd", B[j], B[j]).reshape(9, 9)
-            coeffs = to_features @ kron @ MONOMIAL_MAP  # (rank, 10)
-            label = names[j] if names is not None else f"joint{j}"
-            for i in range(rank):
-                offsets = np.zeros((V, 3))
-                offsets[self.pair_vertex[sel]] = (U[:, i] * s[i]).reshape(-1, 3)
-                keys.append(LiveKey(int(j), f"{label}.{i}", offsets, coeffs[i]))
-        return keys
+            U, s, Vt = np.linalg.svd(C @ (evecs[:, keep] * np.sqrt(evals[keep])), full_matrices=False)
+            directions = Vt @ (evecs[:, keep] / np.sqrt(evals[keep])).T
+            found += [(s[i] ** 2, int(j), U[:, i] * s[i], directions[i]) for i in range(len(s))]
+        found.sort(key=lambda item: -item[0])
+        total = sum(item[0] for item in found)
+        chosen, kept = [], 0.0
+        for energy, j, offsets, direction in found:
+            if energy <= 0 or kept >= (1.0 - tolerance) * total or len(chosen) == (max_keys or np.inf):
+                break
+            kept += energy
+            chosen.append((j, offsets, direction))
+        return chosen
 
     # -- files ------------------------------------------------------------------------------
 
