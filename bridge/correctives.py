@@ -26,7 +26,7 @@ from .weights import combine_rest, write_weights_split
 PREFIX = "BSC_"          # our shape keys: a re-bake replaces exactly these
 LBS_SUFFIX = "_LBS"      # the non-destructive bake's copy of a mesh
 COPY_PROPERTY = "bonesmith_lbs_of"   # on a copy: the name of the mesh it copies
-SLIDER_RANGE = 10.0      # core keeps key values within about ±10
+SLIDER_RANGE = 10.0      # Blender's widest; bounded_key keeps values within ±1 anyway
 DRIVER_CHANNELS = (("w", 'ROT_W'), ("x", 'ROT_X'), ("y", 'ROT_Y'), ("z", 'ROT_Z'))
 # Modifiers that move vertices but keep their number and order: ground truth can pass them.
 KEEPS_VERTICES = {
@@ -196,8 +196,8 @@ def _count_message(obj, count: int) -> str:
     culprit = (f"its modifier '{suspects[0].name}' ({kinds[suspects[0].type].name})"
                if suspects else "a modifier")
     return (f"'{obj.name}' deforms into {count} vertices, its mesh has {len(obj.data.vertices)}: "
-            f"{culprit} changes the vertex count. Disable it in the viewport (or move it after "
-            "the correctives' bake) so every posed vertex matches a rest vertex")
+            f"{culprit} changes the vertex count. Disable it in the viewport while learning, so "
+            "that every posed vertex matches a rest vertex")
 
 
 def evaluated_vertices(meshes, depsgraph=None) -> np.ndarray:
@@ -234,6 +234,8 @@ def sample_posed_vertices(armature, meshes, rotations, names, progress=None, *, 
     read_back=True also returns the poses the bones took. progress(fraction, message) may
     raise (core.errors.Cancelled) to stop; the pose is restored either way."""
     rotations = np.asarray(rotations, dtype=np.float64)
+    if rotations.ndim != 4 or not len(rotations):
+        raise BonesmithError(f"Poses must be (P, J, 3, 3) with P >= 1, not {rotations.shape}")
     posed, read = [], []
     samples = iter_posed_vertices(armature, meshes, rotations, names)
     try:
@@ -349,6 +351,23 @@ def driver_expression(coeffs) -> str:
     return "".join(terms).lstrip("+") or "0"
 
 
+def bounded_key(key):
+    """The same correction with its value scaled into [-1, 1] for every rotation (and the
+    offsets scaled up to match): a shape key's value is clamped to its slider range (at most
+    ±10 in Blender), which an unseen pose could otherwise exceed. The value is qᵀ·M·q for a
+    unit quaternion q, so its extremes are M's eigenvalues."""
+    M = np.zeros((4, 4))
+    for c, m in zip(np.asarray(key.coeffs, dtype=np.float64), correctives.MONOMIALS):
+        a, b = "wxyz".index(m[0]), "wxyz".index(m[1])
+        M[a, b] += c / 2
+        M[b, a] += c / 2
+    scale = float(np.abs(np.linalg.eigvalsh(M)).max())
+    if scale <= 0:
+        return key
+    return correctives.LiveKey(key.joint, key.name, np.asarray(key.offsets) * scale,
+                               np.asarray(key.coeffs, dtype=np.float64) / scale)
+
+
 def _fcurves(anim_data) -> list:
     """F-curves of the action playing in anim_data (layered actions of 4.4+ and older)."""
     if anim_data is None or anim_data.action is None:
@@ -442,6 +461,7 @@ def write_live_keys(meshes, mesh_set, armature, keys, names) -> list:
     local quaternion (LOCAL_SPACE: constraints count). Replaces an earlier bake.
     Returns the new shape keys."""
     _check_rows(mesh_set, keys)
+    keys = [bounded_key(key) for key in keys]
     made = []
     for k, obj in enumerate(meshes):
         remove_correctives(obj)
@@ -492,6 +512,7 @@ def bake_keyed(meshes, mesh_set, armature, keys, names, frame_start: int, frame_
     frames = np.arange(int(frame_start), int(frame_end) + 1)
     if not len(frames):
         raise BonesmithError(f"The frame range {frame_start}–{frame_end} is empty")
+    keys = [bounded_key(key) for key in keys]   # the same keys as a live bake
     values = correctives.key_values(keys, pose_quaternions(armature, names, frames))
     made = []
     for k, obj in enumerate(meshes):

@@ -323,9 +323,13 @@ def test_live_key_drives_the_shape(scene, ext_module, record, bc, cc, moved):
     assert (target.bone_target, target.transform_type, target.transform_space, target.rotation_mode) == \
         ("LowerArm.L", 'ROT_X', 'LOCAL_SPACE', 'QUATERNION')
 
+    # written scaled so the value stays in [-1, 1]: value × offsets is unchanged
+    scaled = bc.bounded_key(key)
+    scale = key.coeffs[0] / scaled.coeffs[0]
+    assert 1.5 < scale < 10 and scaled.offsets[rows[0], 0] / key.offsets[rows[0], 0] == pytest.approx(scale)
     # at rest the value is the ww coefficient: world offsets land exactly
     bpy.context.view_layer.update()
-    assert kb.value == pytest.approx(0.5, abs=1e-6)
+    assert kb.value == pytest.approx(scaled.coeffs[0], abs=1e-6)
     np.testing.assert_allclose(bc.evaluated_vertices([obj]), rest + 0.5 * key.offsets, atol=1e-5)
 
     # posed (a negative w: quadratic values do not care about the sign)
@@ -335,13 +339,34 @@ def test_live_key_drives_the_shape(scene, ext_module, record, bc, cc, moved):
     bone.rotation_quaternion = -q
     bpy.context.view_layer.update()
     value = float(quaternion_monomials(q) @ coeffs)
-    assert abs(value) > 0.3 and kb.value == pytest.approx(value, abs=1e-5)
+    assert abs(value) > 0.3 and kb.value == pytest.approx(float(quaternion_monomials(q) @ scaled.coeffs), abs=1e-5)
     R = bc.read_pose(armature, names)
     expected = lbs(cc, rest + value * key.offsets, record["weights"], joints, parents, R[None])[0]
     np.testing.assert_allclose(bc.evaluated_vertices([obj]), expected, atol=2e-5)
     # core's own evaluation of the driver agrees
     quats = cc.local_quaternions(R[None], bc.bone_rest_rotations(armature, names))
     assert cc.key_values([key], quats)[0, 0] == pytest.approx(value, abs=1e-5)
+
+
+def test_large_key_values_are_not_clamped(scene, ext_module, record, bc, cc):
+    """Blender clamps a shape key's value to its slider range (at most ±10): a key whose
+    quadratic form reaches 20 is written scaled, so the shape still gets all of it."""
+    import bpy
+    from mathutils import Quaternion
+    armature, obj, rest, joints = rig_sample(ext_module, record)
+    names, parents = names_of(record), record["parents"]
+    j = names.index("LowerArm.L")
+    key = live_test_key(cc, len(rest), j, np.flatnonzero(record["weights"][:, j] > 0.3), [0, 0, 40] + [0] * 7)
+    mesh_set = bc.character_arrays(armature, [obj])["mesh_set"]
+    (kb,) = bc.write_live_keys([obj], mesh_set, armature, [key], names)
+    bone = armature.pose.bones["LowerArm.L"]
+    bone.rotation_mode = 'QUATERNION'
+    bone.rotation_quaternion = Quaternion((0, 1, 0), math.pi / 2)      # y² = 1/2: the value is 20
+    bpy.context.view_layer.update()
+    assert kb.value == pytest.approx(0.5, abs=1e-6)
+    R = bc.read_pose(armature, names)
+    expected = lbs(cc, rest + 20 * key.offsets, record["weights"], joints, parents, R[None])[0]
+    np.testing.assert_allclose(bc.evaluated_vertices([obj]), expected, atol=2e-5)
 
 
 def test_live_keys_split_over_meshes_and_rebake_replaces(scene, ext_module, record, bc, cc):
@@ -415,7 +440,7 @@ def test_keyed_bake_keys_every_frame(scene, ext_module, record, bc, cc):
         bpy.context.scene.frame_set(frame)
         # (keyed quaternions interpolate off the unit sphere; the bone, and a driver, use them normalised)
         q = armature.pose.bones["LowerArm.L"].rotation_quaternion.normalized()
-        assert point.co[1] == pytest.approx(float(quaternion_monomials(q) @ key.coeffs), abs=1e-5)
+        assert point.co[1] == pytest.approx(float(quaternion_monomials(q) @ bc.bounded_key(key).coeffs), abs=1e-5)
         assert kb.value == pytest.approx(point.co[1], abs=1e-5)
     assert len({round(p.co[1], 4) for p in points}) == 6
     # a second bake (here: live) replaces the keyframes
@@ -442,7 +467,7 @@ def test_fbx_keeps_baked_shape_keys_and_their_animation(scene, ext_module, recor
     for frame in range(1, 7):
         bpy.context.scene.frame_set(frame)
         expected.append(live.data.shape_keys.key_blocks["BSC_probe"].value)
-    assert max(expected) - min(expected) > 0.5
+    assert max(expected) - min(expected) > 0.1
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 6
     path = tmp_path / "correctives.fbx"
     bridge.fbx.export_fbx(path, armature, [live, keyed], bake_anim=True)

@@ -292,19 +292,54 @@ def test_bake_keyed_and_weights_only(scene, ext_module, record, bc, cc, models_d
     ours = [kb for kb in shape_keys.key_blocks if kb.name.startswith("BSC_")]
     assert len(fcurves) == len(ours) > 0 and not shape_keys.animation_data.drivers
     assert all([p.co[0] for p in fc.keyframe_points] == [1, 2, 3, 4, 5] for fc in fcurves)
-    bpy.context.scene.frame_set(5)
-    truth, baked = bc.evaluated_vertices([obj]), bc.evaluated_vertices([copy])
-    R = bc.read_pose(armature, names_of(record))
-    plain = cc.lbs(rest, record["weights"], cc.skinning_matrices(joints, record["parents"], R[None]))[0]
-    assert np.linalg.norm(baked - truth, axis=1).mean() < 0.6 * np.linalg.norm(plain - truth, axis=1).mean()
+    model = cc.CorrectiveModel.load(Path(armature["bonesmith_correctives"]))
+    for frame in (3, 5):      # the keyed copy is the model's result, nearer the truth than LBS
+        bpy.context.scene.frame_set(frame)
+        truth, baked = bc.evaluated_vertices([obj]), bc.evaluated_vertices([copy])
+        R = bc.read_pose(armature, names_of(record))
+        plain = cc.lbs(rest, record["weights"], cc.skinning_matrices(joints, record["parents"], R[None]))[0]
+        error = np.linalg.norm(plain - truth, axis=1).mean()
+        assert np.linalg.norm(baked - model.pose(R[None])[0], axis=1).mean() < 0.02 * error
+        assert np.linalg.norm(baked - truth, axis=1).mean() < 0.9 * error
 
     assert bpy.ops.bonesmith.bake_correctives(mode='WEIGHTS') == {'FINISHED'}
     assert copy.data.shape_keys is None
-    model = cc.CorrectiveModel.load(Path(armature["bonesmith_correctives"]))
     got = ext_module("bridge.weights").read_weights(copy, names_of(record))[0]
     expected = np.where(model.weights > 1e-4, model.weights, 0.0)
     np.testing.assert_allclose(got, expected, atol=1e-5)
     assert not np.allclose(model.weights, record["weights"], atol=1e-3)   # they were refined
+
+
+def test_learn_bake_export_round_trip(scene, ext_module, record, bc, models_dir, tmp_path):
+    """Learn → Bake (keyed) → Export FBX with animation: the file has the plain-LBS copy (the
+    hidden original stays out) with its corrective shape keys and their per-frame values."""
+    import bpy
+    from mathutils import Quaternion
+    armature, obj, rest, joints = learn(ext_module, record, poses=10)
+    armature.animation_data_create()
+    armature.animation_data.action = bpy.data.actions.new("bend")
+    pb = armature.pose.bones["UpperArm.L"]
+    pb.rotation_mode = 'QUATERNION'
+    for frame, angle in ((1, 0.0), (4, 1.0)):
+        pb.rotation_quaternion = Quaternion((0, 1, 0), angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 4
+    select([armature], armature)
+    assert bpy.ops.bonesmith.bake_correctives(mode='KEYED') == {'FINISHED'}
+    copy = bpy.data.objects["body_LBS"]
+    names = [kb.name for kb in copy.data.shape_keys.key_blocks]
+    curves = {fc.data_path: [fc.evaluate(f) for f in range(1, 5)] for fc in bc._fcurves(copy.data.shape_keys.animation_data)}
+    path = tmp_path / "baked.fbx"
+    assert bpy.ops.bonesmith.export_fbx(filepath=str(path), bake_anim=True) == {'FINISHED'}
+    helpers.empty_scene()
+    bpy.ops.import_scene.fbx(filepath=str(path))
+    (mesh,) = [o for o in bpy.data.objects if o.type == 'MESH']
+    assert mesh.name == "body_LBS" and [kb.name for kb in mesh.data.shape_keys.key_blocks] == names
+    got = {fc.data_path: [fc.evaluate(f) for f in range(1, 5)] for fc in bc._fcurves(mesh.data.shape_keys.animation_data)}
+    moving = [p for p, v in curves.items() if np.ptp(v) > 0.05]
+    assert moving and set(moving) <= set(got)
+    for data_path in moving:
+        np.testing.assert_allclose(got[data_path], curves[data_path], atol=2e-3)
 
 
 @pytest.mark.parametrize("case", ["not_learned", "file_gone", "mesh_edited", "no_action", "bone_moved"])
