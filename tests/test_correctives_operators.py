@@ -273,6 +273,22 @@ def test_bake_live_reproduces_the_deformers(scene, ext_module, record, bc, cc, m
     assert len(copy.data.shape_keys.animation_data.drivers) == len(keys)
 
 
+def test_max_shape_keys(scene, ext_module, record, bc, cc, models_dir):
+    """Learning with Max Shape Keys gives a live bake of exactly that many keys, which still
+    reproduces the (compact) model."""
+    import bpy
+    armature, obj, rest, joints = learn(ext_module, record, max_keys=8)
+    select([armature], armature)
+    assert bpy.ops.bonesmith.bake_correctives(mode='LIVE') == {'FINISHED'}
+    copy = bpy.data.objects["body_LBS"]
+    assert len([kb for kb in copy.data.shape_keys.key_blocks if kb.name.startswith("BSC_")]) == 8
+    model = cc.CorrectiveModel.load(Path(armature["bonesmith_correctives"]))
+    for R in cc.random_rotations(record["parents"], 2, max_degrees=50, seed=7):
+        bc.set_pose(armature, names_of(record), R)
+        expected = model.pose(R[None])[0]
+        assert np.linalg.norm(bc.evaluated_vertices([copy]) - expected, axis=1).max() < 1e-4
+
+
 def test_bake_keyed_and_weights_only(scene, ext_module, record, bc, cc, models_dir):
     import bpy
     from mathutils import Quaternion
