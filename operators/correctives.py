@@ -107,8 +107,11 @@ def find_character(context, label: str):
             raise BonesmithError(f"No armature: {label} needs a mesh rigged to an armature "
                                  "(Armature modifier + vertex groups); rig it first (Auto Rig)")
         armature = armatures.pop()
-    own = lambda o: o.type == 'MESH' and not bridge.is_lbs_copy(o) and bridge_fbx.find_armature(o) == armature  # noqa: E731
-    meshes = [o for o in selected if own(o)] or [o for o in _in_view_layer(context, bridge_fbx.rig_meshes(armature)) if own(o)]
+    def own(obj):
+        return (obj.type == 'MESH' and not bridge.is_lbs_copy(obj)
+                and bridge_fbx.find_armature(obj) == armature)
+    meshes = ([o for o in selected if own(o)]
+              or [o for o in _in_view_layer(context, bridge_fbx.rig_meshes(armature)) if own(o)])
     if not meshes:
         raise BonesmithError(f"The armature '{armature.name}' deforms no mesh")
     return armature, sorted(meshes, key=lambda o: o.name)
@@ -149,7 +152,8 @@ def plan_learning(context, op) -> LearnPlan:
         if action is None:
             raise BonesmithError(f"'{armature.name}' has no active action: give it one, or learn "
                                  "from Random Poses")
-        rotations = bridge.action_rotations(armature, names, action, bridge.action_frames(action, op.frame_step))
+        frames = bridge.action_frames(action, op.frame_step)
+        rotations = bridge.action_rotations(armature, names, action, frames)
         source = f"action '{action.name}'"
     else:
         rotations = correctives.random_rotations(character["parents"], op.poses,
@@ -305,9 +309,10 @@ class BONESMITH_OT_learn_correctives(BackgroundOperator, bpy.types.Operator):
         overridden = np.abs(plan.read - plan.rotations).max(axis=(0, 2, 3)) > 1e-3
         if overridden.any():
             bones = [n for n, o in zip(plan.character["names"], overridden) if o]
+            listed = ", ".join(bones[:3]) + ("…" if len(bones) > 3 else "")
             self.report({'WARNING'}, f"{text}. Constraints changed the pose of {len(bones)} bones "
-                                     f"({', '.join(bones[:3])}{'…' if len(bones) > 3 else ''}): they learned "
-                                     "the poses the bones took (learn from an action of the controls)")
+                                     f"({listed}): they learned the poses the bones took (learn "
+                                     "from an action of the controls)")
         else:
             self.report({'INFO'}, text)
         return {'FINISHED'}
@@ -500,7 +505,8 @@ class BONESMITH_OT_train_joint_regressor(bpy.types.Operator):
             verts, joints, names = identity_arrays(identities)
             regressor = correctives.fit_joint_regressor(verts, joints)
             loo = leave_one_out(verts, joints) if len(identities) >= 3 else None
-            path = _save_atomic(regressor.save, models_dir() / f"{safe_name(self.model_name)}{preferences.MODEL_SUFFIX}")
+            name = f"{safe_name(self.model_name)}{preferences.MODEL_SUFFIX}"
+            path = _save_atomic(regressor.save, models_dir() / name)
             _write_json(path.with_suffix(".json"), dict(
                 bones=names, vertex_count=len(verts[0]), identities=[a.name for a, _ in identities],
                 meshes_per_identity=len(identities[0][1]), leave_one_out_pct=loo))
@@ -542,7 +548,8 @@ class BONESMITH_OT_fit_armature(bpy.types.Operator):
                                      f"({', '.join(missing[:3])}): it needs the training skeleton")
             heads = regressor.predict(combine_rest(meshes).vertices)
             old_heads, old_tails = self._bones(armature, names)
-            tails = bridge.tails_from_heads(heads, old_heads, old_tails, bridge.bone_parents(armature, names))
+            parents = bridge.bone_parents(armature, names)
+            tails = bridge.tails_from_heads(heads, old_heads, old_tails, parents)
             bridge.fit_armature(armature, heads, tails, names)
         except Exception as error:
             return BackgroundOperator.fail(self, error)
