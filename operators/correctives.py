@@ -118,7 +118,9 @@ def find_character(context, label: str):
 
 
 def _model_path(armature) -> Path:
-    return models_dir() / f"{safe_name(armature.name)}{preferences.MODEL_SUFFIX}"
+    """<blend file>_<armature>.npz: armatures of the same name in other files keep theirs."""
+    blend = Path(bpy.data.filepath).stem if bpy.data.filepath else "untitled"
+    return models_dir() / f"{safe_name(blend)}_{safe_name(armature.name)}{preferences.MODEL_SUFFIX}"
 
 
 # -- Learn Correctives ----------------------------------------------------------------------------
