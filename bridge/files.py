@@ -56,6 +56,31 @@ def load_npz(path, collection=None) -> bpy.types.Object:
         raise InvalidMeshError(f"{path.name}: {error}") from None
 
 
+def load_rigged_npz(path, collection=None):
+    """A Bonesmith record with a rig (verts, faces, joints, joint_tails, joint_names,
+    parents, weights; rest_mats optional, for the bones' rolls) as a mesh weighted to a new
+    armature by a plain Armature modifier. Returns (armature, mesh object)."""
+    from ..core.skeleton import Skeleton
+    from .armature import attach_mesh, skeleton_to_armature
+    from .weights import write_weights
+
+    path = Path(path)
+    obj = load_npz(path, collection)
+    try:
+        with np.load(path, allow_pickle=False) as record:
+            names = [str(n) for n in record["joint_names"]]
+            up = record["rest_mats"][:, :3, 2] if "rest_mats" in record else None
+            skeleton = Skeleton(record["joints"], record["parents"], record["joint_tails"], names, up=up)
+            weights = np.asarray(record["weights"], dtype=np.float64)
+        armature = skeleton_to_armature(skeleton, name=f"{path.stem}_rig", collection=collection)
+        write_weights(obj, weights, names)
+        attach_mesh(obj, armature)
+    except KeyError as error:
+        bpy.data.objects.remove(obj)
+        raise BonesmithError(f"{path.name} has no {error.args[0]!r} array: it is not a rigged record") from None
+    return armature, obj
+
+
 def import_file(path, collection=None) -> list:
     """Import a mesh file into the current scene and return its mesh objects.
 

@@ -6,11 +6,11 @@ from .fit import fit_correctives
 from .joints import JointRegressor, fit_joint_regressor
 from .kinematics import (axis_angle_to_matrix, lbs, local_quaternions, matrix_to_quaternion,
                          quaternion_to_matrix, random_rotations, skinning_matrices)
-from .model import MONOMIALS, CorrectiveModel, LiveKey, key_values, monomials
+from .model import MONOMIALS, CorrectiveModel, LiveKey, key_budget, key_values, monomials
 
 __all__ = [
     "CorrectivesError", "fit_correctives", "JointRegressor", "fit_joint_regressor",
     "axis_angle_to_matrix", "lbs", "local_quaternions", "matrix_to_quaternion",
     "quaternion_to_matrix", "random_rotations", "skinning_matrices",
-    "MONOMIALS", "CorrectiveModel", "LiveKey", "key_values", "monomials",
+    "MONOMIALS", "CorrectiveModel", "LiveKey", "key_budget", "key_values", "monomials",
 ]

@@ -52,6 +52,20 @@ def _monomial_map() -> np.ndarray:
 MONOMIAL_MAP = _monomial_map()
 
 
+# What a live shape key costs Blender 5.0 per frame (CPU, measured by bench/correctives.py):
+# relative keys are summed over every vertex whatever their support, and each key's
+# simple-expression driver reads four bone channels.
+KEY_NS_PER_VERTEX = 3.0
+KEY_NS_PER_DRIVER = 5000.0
+
+
+def key_budget(vertex_count: int, ms: float = 4.0) -> int:
+    """How many live shape keys a mesh of `vertex_count` vertices affords for `ms` of CPU
+    time per frame."""
+    per_key = KEY_NS_PER_VERTEX * max(int(vertex_count), 1) + KEY_NS_PER_DRIVER
+    return max(1, int(ms * 1e6 / per_key))
+
+
 @dataclass
 class LiveKey:
     """One shape key of the live bake: rest `offsets` (V,3) scaled by a value that is the
