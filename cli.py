@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--detail", type=float, default=1.0, help="joint density (default 1.0)")
     demo.set_defaults(run=cmd_demo)
     _add_train_skin_parser(commands)
+    _add_correctives_parser(commands)
     return parser
 
 
@@ -383,4 +384,95 @@ def cmd_train_skin(args) -> int:
         print(f"  val L1      {best:.4f} (heat prior {report['prior_val_l1']:.4f})")
     print(f"  seconds     {report['seconds']:.1f} on {report['device']}")
     print(f"  wrote       {args.out} ({args.out.stat().st_size // 1024} KiB)")
+    return 0
+
+
+# -- correctives (learned pose correctives) --------------------------------------------------
+
+def _add_correctives_parser(commands) -> None:
+    learn = commands.add_parser(
+        "correctives", help="learn pose correctives of a rigged character (no torch needed)",
+        description="Learn refined skin weights and pose correctives (shape keys driven by the "
+                    "bones) that make plain linear blend skinning reproduce a character's own "
+                    "deformation, and write the model (.npz). INPUT: a Bonesmith .npz record with "
+                    "poses (pose_rot (P,J,3,3) and pose_verts (P,V,3), P >= 2), or a "
+                    ".blend/.fbx/.glb/.gltf file whose meshes deform by an armature: their "
+                    "deformer stack (Preserve Volume, Corrective Smooth, ...) is sampled in random "
+                    "poses as the ground truth.")
+    learn.add_argument("input", metavar="INPUT", type=Path, help=".npz record or rigged file")
+    learn.add_argument("--out", "-o", metavar="MODEL", type=Path, required=True,
+                       help="the model file to write (.npz)")
+    learn.add_argument("--poses", type=int, default=200,
+                       help="random poses sampled from a rigged file (default 200)")
+    learn.add_argument("--max-degrees", type=float, default=45.0,
+                       help="largest random bone rotation in degrees (default 45)")
+    learn.add_argument("--max-keys", type=int, default=0,
+                       help="most live shape keys (default 0: about 4 ms per frame in Blender)")
+    learn.add_argument("--seed", type=int, default=0, help="random seed of the poses (default 0)")
+    learn.set_defaults(run=cmd_correctives)
+
+
+def _correctives_data(args) -> dict:
+    """Rest arrays, poses and ground truth from a record or a rigged file."""
+    import numpy as np
+
+    from .core import correctives
+
+    if args.input.suffix.lower() == ".npz":
+        try:
+            with np.load(args.input, allow_pickle=False) as record:
+                data = {k: np.asarray(record[k]) for k in
+                        ("verts", "faces", "joints", "parents", "weights", "pose_rot", "pose_verts")}
+        except KeyError as error:
+            raise BonesmithError(f"{args.input.name} has no {error.args[0]!r} array: correctives need "
+                                 "a rigged record with poses (pose_rot, pose_verts)") from None
+        except (OSError, ValueError) as error:
+            raise BonesmithError(f"Could not read {args.input.name}: {error}") from None
+        return dict(vertices=data["verts"], faces=data["faces"], joints=data["joints"],
+                    parents=data["parents"], weights=data["weights"], rotations=data["pose_rot"],
+                    posed=data["pose_verts"])
+    _empty_scene()
+    from .bridge import correctives as bridge
+    from .bridge.fbx import find_armature, rig_meshes
+    from .bridge.files import import_file
+
+    armatures = {find_armature(obj) for obj in import_file(args.input)} - {None}
+    if len(armatures) != 1:
+        raise BonesmithError(f"{args.input.name} must hold one armature that deforms its meshes "
+                             f"(found {len(armatures)})")
+    armature = armatures.pop()
+    meshes = rig_meshes(armature)
+    character = bridge.character_arrays(armature, meshes)
+    rotations = correctives.random_rotations(character["parents"], args.poses,
+                                             max_degrees=args.max_degrees, seed=args.seed)
+    posed, read = bridge.sample_posed_vertices(armature, meshes, rotations, character["names"],
+                                               read_back=True)
+    return dict(vertices=character["vertices"], faces=character["faces"], joints=character["joints"],
+                parents=character["parents"], weights=character["weights"], rotations=read, posed=posed)
+
+
+def cmd_correctives(args) -> int:
+    import numpy as np
+
+    from .core import correctives
+
+    start = time.perf_counter()
+    data = _correctives_data(args)
+    max_keys = args.max_keys or correctives.key_budget(len(data["vertices"]))
+    print(f"correctives: {len(data['vertices'])} vertices, {len(data['joints'])} joints, "
+          f"{len(data['rotations'])} poses, at most {max_keys} shape keys", flush=True)
+    model = correctives.fit_correctives(data["vertices"], data["faces"], data["joints"],
+                                        data["parents"], data["weights"], data["rotations"],
+                                        data["posed"], max_keys=max_keys)
+    model.save(args.out)
+    size = float(np.linalg.norm(np.ptp(data["vertices"], axis=0))) or 1.0
+    A = correctives.skinning_matrices(data["joints"], data["parents"], data["rotations"])
+    weights = data["weights"] / np.maximum(data["weights"].sum(axis=1, keepdims=True), 1e-12)
+    for label, posed in (("plain LBS", correctives.lbs(data["vertices"], weights, A)),
+                         ("learned", model.pose(data["rotations"]))):
+        error = np.linalg.norm(posed - data["posed"], axis=-1) / size * 100
+        print(f"  {label:10s}  mean {error.mean():.4f} %  max {error.max():.3f} % of the size "
+              "(training poses)")
+    print(f"  seconds     {time.perf_counter() - start:.1f}")
+    print(f"  wrote       {args.out}")
     return 0

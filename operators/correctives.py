@@ -39,6 +39,7 @@ MODEL_PROPERTY = "bonesmith_correctives"          # on the armature: its learned
 REGRESSOR_PROPERTY = "bonesmith_joint_regressor"  # on the scene: the last trained regressor
 SAMPLE_SECONDS = 0.1   # ground-truth sampling per timer tick (the UI stays responsive)
 CHANGED = 1e-4         # of the mesh size: rest vertices or joints that moved since learning
+LIVE_BUDGET_MS = 4.0   # default live-bake cost per frame (sets the number of shape keys)
 
 POSE_SOURCES = [
     ('RANDOM', "Random Poses", "Random rotations of every bone within Max Angle"),
@@ -165,7 +166,8 @@ def plan_learning(context, op) -> LearnPlan:
         raise BonesmithError(f"Learn Correctives needs at least 2 poses to learn from, {source} "
                              "gives 1 (50 or more give corrections that hold on new poses)")
     bridge.evaluated_vertices(meshes)  # a modifier that changes the vertex count fails here
-    options = {"max_keys": op.max_keys} if op.max_keys else {}
+    # 0: as many keys as a live bake affords in LIVE_BUDGET_MS per frame for these meshes
+    options = {"max_keys": op.max_keys or correctives.key_budget(len(character["vertices"]), LIVE_BUDGET_MS)}
     return LearnPlan(armature.name, [m.name for m in meshes], [len(m.data.vertices) for m in meshes],
                      character, rotations, source, options)
 
@@ -258,7 +260,8 @@ class BONESMITH_OT_learn_correctives(BackgroundOperator, bpy.types.Operator):
                             default=1, min=1)
     seed: IntProperty(name="Seed", description="Random seed of the poses", default=0, min=0)
     max_keys: IntProperty(name="Max Shape Keys",
-                          description="Most shape keys the live bake may use (0: as many as needed)",
+                          description="Most shape keys the live bake may use (0: automatic, as many "
+                                      f"as Blender evaluates in about {LIVE_BUDGET_MS:g} ms per frame)",
                           default=0, min=0)
 
     _plan = None
