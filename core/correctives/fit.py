@@ -46,16 +46,17 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
     features = rotation_features(R)
     sees = _visible_joints(W0, parents, T, reach)
     moments = np.einsum("pja,pjb->jab", features, features) / len(R)
+    target = _rest_residuals(T, W0, A, G) if pose_correctives else None
     chosen = 0.0
     if pose_correctives:
         report(0.0, "choosing the regularisation")
-        chosen = _pick_ridge(T, W0, A, G, features, sees) if ridge == "auto" else float(ridge)
+        chosen = _pick_ridge(target, features, sees) if ridge == "auto" else float(ridge)
     bases = None
     if pose_correctives and max_keys:
         # compact Pose_net: only the strongest max_keys (joint, direction) components of a
         # full-rank fit, refitted below, so that exactly max_keys shape keys reproduce it
         report(0.05, "choosing the shape keys")
-        full = _fit_pose_correctives(T, W0, A, G, features, sees, chosen)
+        full = _fit_pose_correctives(target, features, sees, chosen)
         bases = _key_bases(CorrectiveModel(T, F, Jt, parents, W0, *full, moments=moments), max_keys)
     W = W0.copy()
     pairs = _no_pairs()
@@ -63,7 +64,9 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
     for step in range(steps):
         if pose_correctives:
             report(0.1 + 0.9 * step / steps, f"pose correctives {step + 1}/{steps}")
-            pairs = _fit_pose_correctives(T, W, A, G, features, sees, chosen, bases)
+            if step:
+                target = _rest_residuals(T, W, A, G)
+            pairs = _fit_pose_correctives(target, features, sees, chosen, bases)
         if refine_weights:
             report(0.1 + 0.9 * (step + 0.5) / steps, f"skin weights {step + 1}/{steps}")
             rest = T + CorrectiveModel(T, F, Jt, parents, W, *pairs).corrections(R)
@@ -71,7 +74,7 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
         if not pose_correctives:
             break
     if pose_correctives and refine_weights:
-        pairs = _fit_pose_correctives(T, W, A, G, features, sees, chosen, bases)
+        pairs = _fit_pose_correctives(_rest_residuals(T, W, A, G), features, sees, chosen, bases)
     report(1.0, "done")
     info = {"poses": len(R), "ridge": chosen,
             "weight_prox": weight_prox, "max_keys": float(max_keys or 0), "reach": reach}
@@ -144,12 +147,30 @@ def _visible_joints(W, parents, verts, reach) -> np.ndarray:
 
 # -- Pose_net: per-vertex ridge regression, shared by vertices that see the same joints -------
 
-def _rest_residuals(T, W, A, G, vertices) -> np.ndarray:
-    """(P, v, 3): per pose, the rest-space offset that LBS maps onto the ground truth."""
-    w = W[vertices]
-    posed = lbs(T[vertices], w, A)
-    M = blended_rotations(w, A)
-    return np.linalg.solve(M, (G[:, vertices] - posed)[..., None])[..., 0]
+def _rest_residuals(T, W, A, G) -> np.ndarray:
+    """(P, V, 3): per pose, the rest-space offset that LBS with W maps onto the ground truth."""
+    out = np.empty_like(G)
+    for start in range(0, len(T), CHUNK):
+        sl = slice(start, start + CHUNK)
+        posed = lbs(T[sl], W[sl], A)
+        out[:, sl] = _solve3(blended_rotations(W[sl], A), G[:, sl] - posed)
+    return out
+
+
+def _cross(u, v):
+    return np.stack([u[..., 1] * v[..., 2] - u[..., 2] * v[..., 1],
+                     u[..., 2] * v[..., 0] - u[..., 0] * v[..., 2],
+                     u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]], axis=-1)
+
+
+def _solve3(M, r):
+    """M⁻¹·r for stacks of 3×3 matrices (rows a, b, c) by cofactors: far faster than a
+    batched LAPACK call on tiny systems. Blended rotations are well conditioned."""
+    a, b, c = M[..., 0, :], M[..., 1, :], M[..., 2, :]
+    bc, ca, ab = _cross(b, c), _cross(c, a), _cross(a, b)
+    det = np.einsum("...i,...i->...", a, bc)
+    det = np.where(np.abs(det) > 1e-12, det, 1e-12)
+    return (r[..., 0:1] * bc + r[..., 1:2] * ca + r[..., 2:3] * ab) / det[..., None]
 
 
 def _groups(sees):
@@ -166,7 +187,7 @@ def _design(features, joints, bases=None):
     return X, mats
 
 
-def _fit_pose_correctives(T, W, A, G, features, sees, ridge, bases=None):
+def _fit_pose_correctives(target, features, sees, ridge, bases=None):
     """Per-vertex ridge regression of the rest-space residual on the visible joints'
     features (or their `bases` projections), shared by vertices that see the same joints."""
     rows, inverse = _groups(sees)
@@ -183,7 +204,7 @@ def _fit_pose_correctives(T, W, A, G, features, sees, ridge, bases=None):
         splits = np.cumsum([len(D) for D in mats])[:-1]
         for start in range(0, len(vertices), CHUNK):
             chunk = vertices[start:start + CHUNK]
-            D = _rest_residuals(T, W, A, G, chunk).reshape(len(X), -1)  # (P, v·3)
+            D = target[:, chunk].reshape(len(X), -1)  # (P, v·3)
             Bv = np.linalg.solve(system, X.T @ D).reshape(len(XtX), len(chunk), 3)
             # back to (v, k, 3, 9) coefficients on vec(R − I)
             coeff = np.stack([np.einsum("rva,rf->vaf", part, M)
@@ -212,7 +233,7 @@ def _key_bases(model, max_keys) -> dict:
     return bases
 
 
-def _pick_ridge(T, W, A, G, features, sees) -> float:
+def _pick_ridge(target, features, sees) -> float:
     """The ridge of RIDGES with the lowest rest-space error on the last fifth of the poses."""
     P = len(features)
     if P < 10:
@@ -231,7 +252,7 @@ def _pick_ridge(T, W, A, G, features, sees) -> float:
         scale = max(evals.sum() / len(evals), 1e-12)
         for start in range(0, len(vertices), CHUNK):
             chunk = vertices[start:start + CHUNK]
-            D = _rest_residuals(T, W, A, G, chunk).reshape(P, -1)
+            D = target[:, chunk].reshape(P, -1)
             proj = evecs.T @ (Xa.T @ D[:cut])
             for r, ridge in enumerate(RIDGES):
                 B = evecs @ (proj / (evals + ridge * scale)[:, None])
@@ -256,9 +277,12 @@ def _fit_weights(rest, W0, A, G, weight_prox):
         sl = slice(start, min(V, start + CHUNK))
         idx, m = order[sl], mask[sl]
         x = np.concatenate([rest[:, sl], np.ones((P, idx.shape[0], 1))], axis=-1)  # (P, v, 4)
-        cols = np.einsum("pvkab,pvb->pvka", A[:, idx], x)  # (P, v, k, 3)
-        H = np.einsum("pvka,pvla->vkl", cols, cols)
-        b = np.einsum("pvka,pva->vk", cols, G[:, sl])
+        # each influence's transform applied to the vertex, as (v, k, P·3) rows: then the
+        # normal equations are batched matrix products (BLAS) rather than einsum loops
+        cols = np.stack([(A[:, idx[:, s]] @ x[..., None])[..., 0] for s in range(k)], axis=2)
+        C = cols.transpose(1, 2, 0, 3).reshape(len(idx), k, -1)
+        H = C @ C.transpose(0, 2, 1)
+        b = (C @ G[:, sl].transpose(1, 0, 2).reshape(len(idx), -1, 1))[..., 0]
         w0 = np.take_along_axis(W0[sl], idx, axis=1) * m
         w = _constrained_solve(H, b, w0, m, weight_prox)
         np.put_along_axis(W[sl], idx, w * m, axis=1)
