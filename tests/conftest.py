@@ -318,3 +318,34 @@ def cli_with_bpy(cli_bpy):
 def ext_module(ext):
     """ext_module("operators.job") -> the extension's own copy of that submodule."""
     return lambda name: submodule(ext, name)
+
+
+# -- modal operators driven by hand ---------------------------------------------------------
+
+class Event:
+    """A stand-in for the bpy.types.Event a modal operator receives."""
+
+    def __init__(self, type, value='NOTHING'):
+        self.type, self.value = type, value
+
+
+MODAL_METHODS = ("modal", "finish", "fail", "on_cancel", "_stop", "_status", "_done",
+                 "_prepare", "_cleanup")
+
+
+def operator_stand_in(cls, **attributes):
+    """An object that runs operator class `cls`'s modal methods as `self` (Blender makes
+    operator instances only from its UI): cls's bl_label and modal methods, `attributes`
+    (its properties and state), and report() collecting (kinds, message) in `.reports`."""
+    namespace = {name: getattr(cls, name) for name in MODAL_METHODS if hasattr(cls, name)}
+    namespace.update(bl_label=cls.bl_label, _timer=None, _started=0.0, seconds=0.0)
+    namespace.update(attributes)
+
+    def __init__(self):
+        self.reports = []
+
+    def report(self, kind, message):
+        self.reports.append((set(kind), message))
+
+    namespace.update(__init__=__init__, report=report)
+    return type(f"{cls.__name__}_stand_in", (), namespace)()

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from conftest import Event, operator_stand_in
+
 TRANSFORMS = {
     "identity": {},
     "unapplied": dict(location=(1.5, -2.0, 0.3), rotation=(0.3, -0.2, 0.8), scale=(0.7, 1.3, 0.9)),
@@ -196,11 +198,6 @@ def test_invoke_in_background_runs_to_completion(make_mesh, humanoid):
 
 # -- the modal (background thread) path, driven by hand ---------------------------------------
 
-class _Event:
-    def __init__(self, type, value='NOTHING'):
-        self.type, self.value = type, value
-
-
 def _modal_operator(ext_module, slow=False):
     """A stand-in `self` for BONESMITH_OT_auto_skeleton.modal with a job already started,
     as invoke() leaves it for a large mesh in the UI."""
@@ -209,22 +206,7 @@ def _modal_operator(ext_module, slow=False):
     cls = module.BONESMITH_OT_auto_skeleton
     Job = ext_module("operators.job").Job
 
-    class Stand_in:
-        detail = 1.0
-        _timer = None
-        _started = 0.0
-        bl_label = cls.bl_label
-        _stop, _status, fail, finish, on_cancel, _done = (
-            cls._stop, cls._status, cls.fail, cls.finish, cls.on_cancel, cls._done)
-        seconds = cls.seconds
-
-        def __init__(self):
-            self.reports = []
-
-        def report(self, kind, message):
-            self.reports.append((set(kind), message))
-
-    op = Stand_in()
+    op = operator_stand_in(cls, detail=1.0, seconds=cls.seconds)
     op._input = module.read_input(bpy.context)
 
     def work(progress):
@@ -244,9 +226,9 @@ def test_modal_finishes_and_builds_the_rig(ext_module, make_mesh, humanoid):
     import bpy
     obj = make_mesh("body", *humanoid)
     cls, op = _modal_operator(ext_module)
-    assert cls.modal(op, bpy.context, _Event('MOUSEMOVE')) == {'PASS_THROUGH'}
+    assert cls.modal(op, bpy.context, Event('MOUSEMOVE')) == {'PASS_THROUGH'}
     deadline = time.monotonic() + 120
-    while (result := cls.modal(op, bpy.context, _Event('TIMER'))) == {'PASS_THROUGH'}:
+    while (result := cls.modal(op, bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
         assert time.monotonic() < deadline
         time.sleep(0.02)
     assert result == {'FINISHED'}, op.reports
@@ -259,8 +241,8 @@ def test_modal_escape_cancels_and_changes_nothing(ext_module, make_mesh, humanoi
     make_mesh("body", *humanoid)
     before = scene_state()
     cls, op = _modal_operator(ext_module, slow=True)
-    assert cls.modal(op, bpy.context, _Event('TIMER')) == {'PASS_THROUGH'}
-    assert cls.modal(op, bpy.context, _Event('ESC', 'PRESS')) == {'CANCELLED'}
+    assert cls.modal(op, bpy.context, Event('TIMER')) == {'PASS_THROUGH'}
+    assert cls.modal(op, bpy.context, Event('ESC', 'PRESS')) == {'CANCELLED'}
     assert op._job.cancelled and op._job.wait(30)
     assert scene_state() == before and not bpy.data.armatures
     assert op.reports == [({'INFO'}, "Auto Skeleton cancelled")]
@@ -273,7 +255,7 @@ def test_modal_reports_mesh_deleted_meanwhile(ext_module, make_mesh, humanoid):
     cls, op = _modal_operator(ext_module)
     bpy.data.objects.remove(obj)
     deadline = time.monotonic() + 120
-    while (result := cls.modal(op, bpy.context, _Event('TIMER'))) == {'PASS_THROUGH'}:
+    while (result := cls.modal(op, bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
         assert time.monotonic() < deadline
         time.sleep(0.02)
     assert result == {'CANCELLED'}

@@ -5,6 +5,8 @@ import math
 import numpy as np
 import pytest
 
+from conftest import Event, operator_stand_in
+
 TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
 
 
@@ -500,11 +502,6 @@ def test_empty_mesh_is_refused(bridge, humanoid_skeleton, make_mesh, humanoid, s
 
 # -- the modal (background thread) path, driven by hand --------------------------------------
 
-class _Event:
-    def __init__(self, type, value='NOTHING'):
-        self.type, self.value = type, value
-
-
 def _modal(ext_module, slow=False):
     """A stand-in `self` for BONESMITH_OT_auto_skin with its job started, as invoke() leaves
     it for a large mesh in the UI."""
@@ -513,22 +510,7 @@ def _modal(ext_module, slow=False):
     Job = ext_module("operators.job").Job
     cls = module.BONESMITH_OT_auto_skin
 
-    class Stand_in:
-        bl_label = cls.bl_label
-        max_influences = 4
-        _timer = None
-        _started = 0.0
-        modal, finish, fail, on_cancel, _stop, _status, _done = (
-            cls.modal, cls.finish, cls.fail, cls.on_cancel, cls._stop, cls._status, cls._done)
-        seconds = 0.0
-
-        def __init__(self):
-            self.reports = []
-
-        def report(self, kind, message):
-            self.reports.append((set(kind), message))
-
-    op = Stand_in()
+    op = operator_stand_in(cls, max_influences=4)
     op._input = module.read_input(bpy.context)
 
     def work(progress):
@@ -547,7 +529,7 @@ def _drive(op):
     import time
     import bpy
     deadline = time.monotonic() + 120
-    while (result := op.modal(bpy.context, _Event('TIMER'))) == {'PASS_THROUGH'}:
+    while (result := op.modal(bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
         assert time.monotonic() < deadline
         time.sleep(0.02)
     return result
@@ -571,8 +553,8 @@ def test_modal_auto_skin_escape_changes_nothing(ext_module, bridge, humanoid_ske
     select([obj, armature], armature)
     before = full_state(scene_state)
     op = _modal(ext_module, slow=True)
-    assert op.modal(bpy.context, _Event('TIMER')) == {'PASS_THROUGH'}
-    assert op.modal(bpy.context, _Event('ESC', 'PRESS')) == {'CANCELLED'}
+    assert op.modal(bpy.context, Event('TIMER')) == {'PASS_THROUGH'}
+    assert op.modal(bpy.context, Event('ESC', 'PRESS')) == {'CANCELLED'}
     assert op._job.wait(30)
     assert full_state(scene_state) == before
     assert op.reports == [({'INFO'}, "Auto Skin cancelled")]
@@ -640,30 +622,18 @@ def test_modal_auto_rig_finishes_and_escape_changes_nothing(ext_module, make_mes
     cls = module.BONESMITH_OT_auto_rig
     obj = make_mesh("sample", *sample)
 
-    class Stand_in:
-        bl_label = cls.bl_label
-        detail, max_influences = 1.0, 4
-        _timer = None
-        _started = 0.0
-        seconds = 0.0
-        modal, finish, fail, on_cancel, _stop, _status, _done = (
-            cls.modal, cls.finish, cls.fail, cls.on_cancel, cls._stop, cls._status, cls._done)
-
-        def __init__(self):
-            self.reports = []
-
-        def report(self, kind, message):
-            self.reports.append((set(kind), message))
+    def stand_in():
+        return operator_stand_in(cls, detail=1.0, max_influences=4)
 
     before = full_state(scene_state)
-    cancelled = Stand_in()
+    cancelled = stand_in()
     cancelled._input = module.read_input(bpy.context)
     cancelled._job = Job(lambda progress: module.compute(cancelled._input, 1.0, 4, progress)).start()
-    assert cancelled.modal(bpy.context, _Event('ESC', 'PRESS')) == {'CANCELLED'}
+    assert cancelled.modal(bpy.context, Event('ESC', 'PRESS')) == {'CANCELLED'}
     assert cancelled._job.wait(60)
     assert full_state(scene_state) == before and not bpy.data.armatures
 
-    op = Stand_in()
+    op = stand_in()
     op._input = module.read_input(bpy.context)
     op._job = Job(lambda progress: module.compute(op._input, 1.0, 4, progress)).start()
     assert _drive(op) == {'FINISHED'}, op.reports

@@ -9,6 +9,8 @@ import pytest
 
 import test_correctives_bridge as helpers  # a module, so its tests are not collected twice
 
+from conftest import Event, operator_stand_in
+
 record = helpers.record
 bc, cc = helpers.bc, helpers.cc
 rig_sample, names_of = helpers.rig_sample, helpers.names_of
@@ -166,11 +168,6 @@ def test_learn_bad_input_changes_nothing(scene, ext_module, record, models_dir, 
     assert not models_dir.exists() or not list(models_dir.iterdir())
 
 
-class _Event:
-    def __init__(self, type, value='NOTHING'):
-        self.type, self.value = type, value
-
-
 def _modal_learn(ext_module, **props):
     """A stand-in `self` for the operator with its sampling stage started, as invoke()
     leaves it in the UI."""
@@ -178,25 +175,8 @@ def _modal_learn(ext_module, **props):
     module = ext_module("operators.correctives")
     cls = module.BONESMITH_OT_learn_correctives
 
-    class Stand_in:
-        bl_label = cls.bl_label
-        _timer = None
-        _started = 0.0
-        _job = None
-        seconds = 0.0
-        modal, finish, fail, on_cancel, _stop, _status = (
-            cls.modal, cls.finish, cls.fail, cls.on_cancel, cls._stop, cls._status)
-
-        def __init__(self):
-            self.source, self.poses, self.max_degrees, self.frame_step, self.seed, self.max_keys = \
-                'RANDOM', 12, 50.0, 1, 0, 0
-            self.__dict__.update(props)
-            self.reports = []
-
-        def report(self, kind, message):
-            self.reports.append((set(kind), message))
-
-    op = Stand_in()
+    settings = dict(source='RANDOM', poses=12, max_degrees=50.0, frame_step=1, seed=0, max_keys=0)
+    op = operator_stand_in(cls, _job=None, **{**settings, **props})
     op._plan = module.plan_learning(bpy.context, op)
     armature, meshes = module._objects(op._plan, "test")
     op._job = module.Sampling(armature, meshes, op._plan.rotations, op._plan.character["names"], seconds=0.0)
@@ -213,7 +193,7 @@ def test_modal_learn_samples_then_fits(scene, ext_module, record, models_dir, sc
     op, module = _modal_learn(ext_module)
     stages = []
     deadline = time.monotonic() + 120
-    while (result := op.modal(bpy.context, _Event('TIMER'))) == {'PASS_THROUGH'}:
+    while (result := op.modal(bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
         stages.append(type(op._job).__name__)
         assert time.monotonic() < deadline
         time.sleep(0.01)
@@ -233,10 +213,10 @@ def test_modal_learn_escape_restores_the_pose(scene, ext_module, record, models_
     select([armature], armature)
     before = state(scene_state)
     op, module = _modal_learn(ext_module)
-    assert op.modal(bpy.context, _Event('TIMER')) == {'PASS_THROUGH'}
+    assert op.modal(bpy.context, Event('TIMER')) == {'PASS_THROUGH'}
     assert op._job.fraction == pytest.approx(1 / 12)
     assert state(scene_state) != before      # a sampled pose is on the bones meanwhile
-    assert op.modal(bpy.context, _Event('ESC', 'PRESS')) == {'CANCELLED'}
+    assert op.modal(bpy.context, Event('ESC', 'PRESS')) == {'CANCELLED'}
     assert state(scene_state) == before
     assert op.reports == [({'INFO'}, "Learn Correctives cancelled")]
     assert not models_dir.exists()

@@ -7,6 +7,8 @@ import time
 import numpy as np
 import pytest
 
+from conftest import Event, operator_stand_in
+
 
 def select(objects, active):
     import bpy
@@ -215,11 +217,6 @@ def test_train_skin_trains_and_the_preference_picks_it(bridge, humanoid_skeleton
     assert prefs.active_skin_model == "" and auto_skin.read_input(bpy.context).model is None
 
 
-class _Event:
-    def __init__(self, type, value='NOTHING'):
-        self.type, self.value = type, value
-
-
 def _modal_train(ext_module, epochs, model_name):
     """A stand-in `self` for BONESMITH_OT_train_skin with its process started, as invoke()
     leaves it in the UI."""
@@ -227,25 +224,7 @@ def _modal_train(ext_module, epochs, model_name):
     module = ext_module("operators.train_skin")
     cls = module.BONESMITH_OT_train_skin
 
-    class Stand_in:
-        bl_label = cls.bl_label
-        _timer = None
-        _started = 0.0
-        _tmp = None
-        _target = None
-        seconds = 0.0
-        modal, finish, fail, on_cancel, _stop, _status, _prepare, _cleanup = (
-            cls.modal, cls.finish, cls.fail, cls.on_cancel, cls._stop, cls._status, cls._prepare,
-            cls._cleanup)
-
-        def __init__(self):
-            self.epochs, self.model_name, self.seed = epochs, model_name, 0
-            self.reports = []
-
-        def report(self, kind, message):
-            self.reports.append((set(kind), message))
-
-    op = Stand_in()
+    op = operator_stand_in(cls, _tmp=None, _target=None, epochs=epochs, model_name=model_name, seed=0)
     op._job = op._prepare(module.selected_characters(bpy.context)).start()
     return op
 
@@ -267,9 +246,9 @@ def test_train_skin_escape_keeps_the_previous_model(bridge, humanoid_skeleton, m
     while op._job.fraction <= 0.15:          # wait until epochs run (the model is being trained)
         assert not op._job.done, op._job.lines
         assert time.monotonic() < deadline
-        assert op.modal(bpy.context, _Event('TIMER')) == {'PASS_THROUGH'}
+        assert op.modal(bpy.context, Event('TIMER')) == {'PASS_THROUGH'}
         time.sleep(0.05)
-    assert op.modal(bpy.context, _Event('ESC', 'PRESS')) == {'CANCELLED'}
+    assert op.modal(bpy.context, Event('ESC', 'PRESS')) == {'CANCELLED'}
     assert op._job.done and op._job.process.poll() is not None
     assert previous.read_bytes() == b"the previous model"
     assert not tmp.exists()
@@ -293,7 +272,7 @@ def test_train_skin_modal_failure_is_reported(bridge, humanoid_skeleton, make_me
                           "import sys; print('bonesmith: error: nothing to learn', file=sys.stderr); sys.exit(1)"]
                          ).start()
     deadline = time.monotonic() + 60
-    while (result := op.modal(bpy.context, _Event('TIMER'))) == {'PASS_THROUGH'}:
+    while (result := op.modal(bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert result == {'CANCELLED'}
