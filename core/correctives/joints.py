@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import CorrectivesError
+from .files import read_npz, write_npz
 
 FORMAT = "bonesmith-joint-regressor-2"
 FORMATS = ("bonesmith-joint-regressor-1", FORMAT)   # 1: one scalar per vertex (J, m)
@@ -80,22 +81,15 @@ class JointRegressor:
         return np.einsum("jiab,jib->ja", self.coeffs, V[self.index])
 
     def save(self, path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fmt = FORMAT if self.coeffs.ndim == 4 else FORMATS[0]
-        with open(path, "wb") as f:
-            np.savez_compressed(f, format=fmt, vertex_count=self.vertex_count,
-                                index=self.index, coeffs=self.coeffs)
-        return path
+        return write_npz(path, FORMAT if self.coeffs.ndim == 4 else FORMATS[0],
+                         vertex_count=self.vertex_count, index=self.index, coeffs=self.coeffs)
 
     @classmethod
     def load(cls, path) -> "JointRegressor":
+        d = read_npz(path, FORMATS, "joint regressor")
         try:
-            with np.load(path, allow_pickle=False) as d:
-                if str(d.get("format", "")) not in FORMATS:
-                    raise CorrectivesError(f"{Path(path).name} is not a Bonesmith joint regressor")
-                return cls(int(d["vertex_count"]), d["index"], d["coeffs"])
-        except (OSError, ValueError, KeyError) as error:
+            return cls(int(d["vertex_count"]), d["index"], d["coeffs"])
+        except KeyError as error:
             raise CorrectivesError(f"Could not read joint regressor {Path(path).name}: {error}") from None
 
 

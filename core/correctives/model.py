@@ -17,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import CorrectivesError
+from .files import read_npz, write_npz
 from .kinematics import lbs, skinning_matrices
 
 FORMAT = "bonesmith-correctives-1"
@@ -207,26 +208,19 @@ class CorrectiveModel:
     # -- files ------------------------------------------------------------------------------
 
     def save(self, path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as f:
-            np.savez_compressed(
-                f, format=FORMAT, rest_verts=self.rest_verts, faces=self.faces,
-                joints=self.joints, parents=self.parents, weights=self.weights,
-                pair_vertex=self.pair_vertex, pair_joint=self.pair_joint,
-                coefficients=self.coefficients, moments=self.moments,
-                info_keys=np.array(list(self.info.keys()), dtype=str),
-                info_values=np.array([float(v) for v in self.info.values()]))
-        return path
+        return write_npz(path, FORMAT, rest_verts=self.rest_verts, faces=self.faces,
+                         joints=self.joints, parents=self.parents, weights=self.weights,
+                         pair_vertex=self.pair_vertex, pair_joint=self.pair_joint,
+                         coefficients=self.coefficients, moments=self.moments,
+                         info_keys=np.array(list(self.info.keys()), dtype=str),
+                         info_values=np.array([float(v) for v in self.info.values()]))
 
     @classmethod
     def load(cls, path) -> "CorrectiveModel":
+        d = read_npz(path, (FORMAT,), "correctives model")
         try:
-            with np.load(path, allow_pickle=False) as d:
-                if str(d.get("format", "")) != FORMAT:
-                    raise CorrectivesError(f"{Path(path).name} is not a Bonesmith correctives model")
-                info = dict(zip(d["info_keys"].tolist(), d["info_values"].tolist()))
-                return cls(d["rest_verts"], d["faces"], d["joints"], d["parents"], d["weights"],
-                           d["pair_vertex"], d["pair_joint"], d["coefficients"], d["moments"], info)
-        except (OSError, ValueError, KeyError) as error:
+            info = dict(zip(d["info_keys"].tolist(), d["info_values"].tolist()))
+            return cls(d["rest_verts"], d["faces"], d["joints"], d["parents"], d["weights"],
+                       d["pair_vertex"], d["pair_joint"], d["coefficients"], d["moments"], info)
+        except KeyError as error:
             raise CorrectivesError(f"Could not read correctives model {Path(path).name}: {error}") from None
