@@ -128,6 +128,29 @@ def vertex_components(n, F):
     return connected_components(A, directed=False)[1]
 
 
+def subdivide(V, F):
+    """One 1->4 midpoint subdivision: same surface, about 4x the vertices."""
+    e = np.sort(np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]]), axis=1)
+    edges, inv = np.unique(e, axis=0, return_inverse=True)
+    ab, bc, ca = inv.reshape(3, -1) + len(V)
+    a, b, c = F.T
+    Vs = np.concatenate([V, 0.5 * (V[edges[:, 0]] + V[edges[:, 1]])])
+    Fs = np.concatenate([np.stack(t, axis=1) for t in ((a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca))])
+    return Vs, Fs
+
+
+def resample(V, F, target_vertices: int):
+    """The contraction proxy, within a factor 2 of target_vertices: big meshes are
+    decimated, small low-poly ones subdivided (their long edges contract and collapse
+    coarsely: a 400-vertex animal's legs cross its belly). A subdivided mesh is not
+    decimated again (quadric decimation of its flat patches can leave a singular system)."""
+    if len(V) > target_vertices:
+        return decimate(V, F, target_vertices)
+    while 2 * len(V) < target_vertices:
+        V, F = subdivide(V, F)
+    return V, F
+
+
 def decimate(V, F, target_vertices: int):
     """Quadric decimation to about target_vertices (parts and topology preserved)."""
     if len(V) <= target_vertices:

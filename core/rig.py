@@ -211,28 +211,44 @@ def _chains(adj, parent, order):
     return chains
 
 
+BEND_DEGREES = 10.0   # a chain turning this much is bent at a joint (knee, hock, elbow)
+
+
+def _bend_angles(P, s, reach):
+    """Turning angle (degrees) at each polyline node, between the points `reach`
+    before and after it along the arc: a bend, not collapse noise, at that scale."""
+    def at(arc):
+        return np.stack([np.interp(arc, s, P[:, k]) for k in range(3)], axis=1)
+    u = P - at(s - reach)
+    v = at(s + reach) - P
+    nu, nv = np.linalg.norm(u, axis=1), np.linalg.norm(v, axis=1)
+    cos = (u * v).sum(axis=1) / np.maximum(nu * nv, 1e-18)
+    ang = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+    ang[(nu < 1e-9) | (nv < 1e-9)] = 0.0
+    return ang
+
+
 def _split_points(P, radius, n_segments):
-    """Pick n_segments-1 interior joints along a polyline, at thin places near even spacing."""
+    """Pick n_segments-1 interior joints along a polyline near even spacing: at a bend
+    if the chain bends nearby (knees, hocks: where artists put joints), else at a thin
+    place (elbow, wrist)."""
     seg = np.linalg.norm(np.diff(P, axis=0), axis=1)
     s = np.concatenate([[0.0], np.cumsum(seg)])
-    total = s[-1]
-    picks = []
-    for k in range(1, n_segments):
-        goal = total * k / n_segments
-        # Prefer a narrow spot (elbow, knee, wrist) within a window around the even split.
-        window = np.flatnonzero(np.abs(s - goal) < 0.25 * total / n_segments)
-        window = window[(window > 0) & (window < len(P) - 1)]
-        if len(window):
-            picks.append(("node", int(window[np.argmin(radius[window])])))
-        else:
-            picks.append(("arc", goal))
+    unit = s[-1] / n_segments
+    bend = _bend_angles(P, s, 0.3 * unit)
+    interior = np.arange(len(P))[1:-1]
     out = []
-    for kind, val in picks:
-        if kind == "node":
-            out.append(P[val])
+    for k in range(1, n_segments):
+        goal = unit * k
+        near = interior[np.abs(s[interior] - goal) < 0.5 * unit]
+        narrow = interior[np.abs(s[interior] - goal) < 0.25 * unit]
+        if len(near) and bend[near].max() >= BEND_DEGREES:
+            out.append(P[near[np.argmax(bend[near])]])
+        elif len(narrow):
+            out.append(P[narrow[np.argmin(radius[narrow])]])
         else:
-            i = int(np.clip(np.searchsorted(s, val) - 1, 0, len(seg) - 1))
-            t = (val - s[i]) / max(seg[i], 1e-12)
+            i = int(np.clip(np.searchsorted(s, goal) - 1, 0, len(seg) - 1))
+            t = (goal - s[i]) / max(seg[i], 1e-12)
             out.append(P[i] + t * (P[i + 1] - P[i]))
     return out
 
@@ -357,36 +373,46 @@ def _merge_short_internal(pos, par, merge_length):
 
 # ---------------------------------------------------------------- bones
 
-def to_bones(pos, par):
+def to_bones(pos, par, floating=None):
     """Tree of joints -> bones (head, tail, parent bone). K+1 joints give K bones.
 
     Each tree edge is a bone. The root bone is the root's edge with the largest
     subtree (the spine of a biped); the root's other edges become its children.
+    floating: nodes (hips, shoulders) whose edge from their parent gets no bone; the
+    bones out of them hang, unconnected, off the bone their parent ends or starts
+    (as in artists' rigs: a thigh is a child of the pelvis, not of a pelvis-to-hip bone).
     """
     n = len(pos)
+    floating = np.zeros(n, bool) if floating is None else np.asarray(floating, bool)
     children = defaultdict(list)
     for v in range(1, n):
         children[par[v]].append(v)
     size = np.zeros(n)
     for v in range(n - 1, 0, -1):      # nodes are numbered parents-first
         size[par[v]] += size[v] + np.linalg.norm(pos[v] - pos[par[v]])
-    first = max(children[0], key=lambda c: size[c] + np.linalg.norm(pos[c] - pos[0]))
-    bone_of = {}            # child node -> bone index
+    first = max(children[0], key=lambda c: (not floating[c] or not children[c],
+                                            size[c] + np.linalg.norm(pos[c] - pos[0])))
+    bone_of = {}            # node -> bone ending there (for a floating node: the bone its children hang off)
     heads, tails, parents = [], [], []
-    queue = [first] + [c for c in children[0] if c != first]
-    for c in queue:
+
+    def add(v, c, parent_bone):
+        if floating[c] and children[c] and c != first:
+            bone_of[c] = parent_bone
+            return
         bone_of[c] = len(heads)
-        heads.append(pos[0])
+        heads.append(pos[v])
         tails.append(pos[c])
-        parents.append(-1 if c == first else 0)
-    stack = list(queue)
+        parents.append(parent_bone)
+
+    add(0, first, -1)
+    for c in children[0]:
+        if c != first:
+            add(0, c, 0)
+    stack = [first] + [c for c in children[0] if c != first]
     while stack:
         v = stack.pop(0)
         for c in children[v]:
-            bone_of[c] = len(heads)
-            heads.append(pos[v])
-            tails.append(pos[c])
-            parents.append(bone_of[v])
+            add(v, c, bone_of[v])
             stack.append(c)
     return np.array(heads), np.array(tails), np.array(parents)
 

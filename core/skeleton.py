@@ -16,7 +16,7 @@ import numpy as np
 from . import centering, rig
 from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
-from .meshprep import clean_mesh, decimate
+from .meshprep import clean_mesh, resample
 from .metrics import inside_mesh
 
 
@@ -65,9 +65,10 @@ class Skeleton:
 
 
 ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
+END_REACH = 0.5   # an end bone spans this fraction of the way to its tip near the skin (measured)
 
 DEFAULTS = dict(
-    proxy_vertices=5000,   # contraction runs on a decimated proxy of this size
+    proxy_vertices=5000,   # contraction runs on a proxy of about this size
     min_part=0.08,         # parts smaller than this (longest side = 1) get no bones
     min_branch=0.05,       # shortest branch a separate part may add
     spur_length=0.04,      # leaf branches shorter than this are collapse noise
@@ -99,7 +100,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
 
     report(0.0, "Cleaning mesh")
     mesh = clean_mesh(vertices, faces)
-    V, F = decimate(mesh.vertices, mesh.faces, opt["proxy_vertices"])
+    V, F = resample(mesh.vertices, mesh.faces, opt["proxy_vertices"])
     timings["prepare"] = time.perf_counter() - t0
 
     t = time.perf_counter()
@@ -113,8 +114,9 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
 
     t = time.perf_counter()
     report(0.9, "Building rig")
-    pos, par = _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail)
-    heads, tails, parents = rig.to_bones(pos, par)
+    pos, par, socket = _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail)
+    heads, tails, parents = rig.to_bones(pos, par, socket)
+    tails = _shorten_end_bones(heads, tails, parents)
     names = rig.bone_names(heads, tails, parents, side_tolerance=0.02)
     timings["rig"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
@@ -158,7 +160,7 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     adj = rig.prune_spurs(X, adj, radius, opt["spur_length"] / detail)
     root = rig.choose_root(X, adj, centroid)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
-        return _single_bone(V, vertex_area)
+        return (*_single_bone(V, vertex_area), np.zeros(2, bool))
     pos, par, rad, socket = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
                                       merge_length=opt["merge_length"] / detail)
     has_child = np.zeros(len(pos), bool)
@@ -175,7 +177,7 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
         extra = centering.inward_midpoints(V, F, pos[outside])
         if len(extra):
             pos, _ = rig.push_inside(pos, outside, extra, inside)
-    return pos, par
+    return pos, par, socket
 
 
 def _single_bone(V, vertex_area):
@@ -223,6 +225,17 @@ def _extend_leaves(X, adj, V, F, reach: float = 0.85):
         if np.isfinite(t) and t < 0.5:
             X[leaf] = X[leaf] + reach * t * u
     return X
+
+
+def _shorten_end_bones(heads, tails, parents, reach: float = END_REACH):
+    """End bones (head, hand, foot, tail tip) stop inside their part, as artists' do:
+    the leaf node was pushed most of the way to the skin so that the chain gets its
+    joints, but the bone itself ends at `reach` of that length."""
+    leaf = np.ones(len(heads), bool)
+    leaf[parents[parents >= 0]] = False
+    tails = tails.copy()
+    tails[leaf] = heads[leaf] + reach * (tails[leaf] - heads[leaf])
+    return tails
 
 
 def _clearly_inside(P, V, F, margin: float = 0.6):
