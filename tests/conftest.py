@@ -320,7 +320,17 @@ def ext_module(ext):
     return lambda name: submodule(ext, name)
 
 
-# -- modal operators driven by hand ---------------------------------------------------------
+# -- selection and modal operators driven by hand ---------------------------------------------------------
+
+def select(objects, active):
+    """Select exactly `objects` and make `active` the active object."""
+    import bpy
+    for other in bpy.context.view_layer.objects:
+        other.select_set(False)
+    for obj in objects:
+        obj.select_set(True)
+    bpy.context.view_layer.objects.active = active
+
 
 class Event:
     """A stand-in for the bpy.types.Event a modal operator receives."""

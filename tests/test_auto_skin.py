@@ -5,21 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from conftest import Event, operator_stand_in
+from conftest import Event, operator_stand_in, select
 
 TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
 
 
 # -- helpers ----------------------------------------------------------------------------------
-
-def select(objects, active):
-    import bpy
-    for other in bpy.context.view_layer.objects:
-        other.select_set(False)
-    for obj in objects:
-        obj.select_set(True)
-    bpy.context.view_layer.objects.active = active
-
 
 def hand_armature(bridge, humanoid_skeleton, obj, **transform):
     """The hand-made humanoid armature (not parented, no modifier) on `obj`."""

@@ -9,7 +9,7 @@ import pytest
 
 import test_correctives_bridge as helpers  # a module, so its tests are not collected twice
 
-from conftest import Event, operator_stand_in
+from conftest import Event, operator_stand_in, select
 
 record = helpers.record
 bc, cc = helpers.bc, helpers.cc
@@ -26,15 +26,6 @@ def models_dir(ext_module, tmp_path, monkeypatch):
     bpy.context.scene.pop("bonesmith_joint_regressor", None)   # (the scene outlives a test)
     yield folder / "correctives"
     bpy.context.scene.pop("bonesmith_joint_regressor", None)
-
-
-def select(objects, active):
-    import bpy
-    for other in bpy.context.view_layer.objects:
-        other.select_set(False)
-    for obj in objects:
-        obj.select_set(True)
-    bpy.context.view_layer.objects.active = active
 
 
 def state(scene_state):

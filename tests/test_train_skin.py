@@ -7,16 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import Event, operator_stand_in
-
-
-def select(objects, active):
-    import bpy
-    for other in bpy.context.view_layer.objects:
-        other.select_set(False)
-    for obj in objects:
-        obj.select_set(True)
-    bpy.context.view_layer.objects.active = active
+from conftest import Event, operator_stand_in, select
 
 
 def rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, name, *, stretch=1.0, location=(0, 0, 0)):
