@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The "Correctives" sub-panel of the Bonesmith sidebar tab (SPEC C)."""
 import bpy
-from bpy.props import EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import EnumProperty, PointerProperty, StringProperty
 
 from ..bridge import fbx as bridge_fbx
 from ..operators import correctives as ops
@@ -9,20 +9,12 @@ from ..operators import correctives as ops
 
 class BonesmithCorrectivesSettings(bpy.types.PropertyGroup):
     """Per-scene options of the Correctives panel, handed to its operators."""
-    source: EnumProperty(name="Poses From", items=ops.POSE_SOURCES, default='RANDOM')
-    poses: IntProperty(name="Poses", description="How many random poses to learn from",
-                       default=200, min=1, max=100_000)
-    max_degrees: FloatProperty(name="Max Angle", description="Largest random bone rotation (degrees)",
-                               default=45.0, min=1.0, max=180.0)
-    frame_step: IntProperty(name="Frame Step", description="Use every n-th frame of the action",
-                            default=1, min=1)
-    max_keys: IntProperty(name="Max Shape Keys", default=0, min=0,
-                          description="Most shape keys the live bake may use: fewer keys cost "
-                                      "less per frame (about 0.05 ms per key on 15k vertices); "
-                                      "0: automatic, about 4 ms per frame")
-    bake_mode: EnumProperty(name="Bake", items=ops.BAKE_MODES, default='LIVE')
-    regressor_name: StringProperty(name="Name", default="joint_regressor",
-                                   description="File name (without .npz) of the joint regressor")
+    __annotations__ = {
+        **ops.learn_properties(),
+        "bake_mode": EnumProperty(name="Bake", items=ops.BAKE_MODES, default='LIVE'),
+        "regressor_name": StringProperty(name="Name", default="joint_regressor",
+                                         description="File name (without .npz) of the joint regressor"),
+    }
 
 
 class BONESMITH_PT_correctives(bpy.types.Panel):
