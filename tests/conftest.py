@@ -332,6 +332,19 @@ def select(objects, active):
     bpy.context.view_layer.objects.active = active
 
 
+def started_job(Job, compute, slow: bool = False):
+    """Job(compute) started, as an operator's invoke() starts it; with `slow` it first
+    reports progress for about 10 s, so a test can cancel it midway."""
+    def work(progress):
+        if slow:
+            import time
+            for i in range(2000):
+                progress(i / 2000, "waiting")
+                time.sleep(0.005)
+        return compute(progress)
+    return Job(work).start()
+
+
 class Event:
     """A stand-in for the bpy.types.Event a modal operator receives."""
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import Event, operator_stand_in
+from conftest import Event, operator_stand_in, started_job
 
 TRANSFORMS = {
     "identity": {},
@@ -209,15 +209,7 @@ def _modal_operator(ext_module, slow=False):
     op = operator_stand_in(cls, detail=1.0, seconds=cls.seconds)
     op._input = module.read_input(bpy.context)
 
-    def work(progress):
-        if slow:
-            import time
-            for i in range(2000):
-                progress(i / 2000, "waiting")
-                time.sleep(0.005)
-        return module.compute(op._input, 1.0, progress)
-
-    op._job = Job(work).start()
+    op._job = started_job(Job, lambda progress: module.compute(op._input, 1.0, progress), slow)
     return cls, op
 
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import Event, operator_stand_in, select
+from conftest import Event, operator_stand_in, select, started_job
 
 TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
 
@@ -504,15 +504,7 @@ def _modal(ext_module, slow=False):
     op = operator_stand_in(cls, max_influences=4)
     op._input = module.read_input(bpy.context)
 
-    def work(progress):
-        if slow:
-            import time
-            for i in range(2000):
-                progress(i / 2000, "waiting")
-                time.sleep(0.005)
-        return module.compute(op._input, 4, progress)
-
-    op._job = Job(work).start()
+    op._job = started_job(Job, lambda progress: module.compute(op._input, 4, progress), slow)
     return op
 
 
