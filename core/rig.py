@@ -63,8 +63,9 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
                inside_body=None, absorb: float = 1.0):
     """Make one connected graph out of the per-part skeleton graphs.
 
-    mass, extent: per node, the surface area and bounding-box size of the graph
-    component it belongs to (computed by the caller from merged vertices);
+    mass, extent: per node, the weight (parts are joined heaviest first, the
+    heaviest is the body) and bounding-box size of the graph component it belongs
+    to (computed by the caller from merged vertices);
     node_points: per node, the surface points merged into it.
     inside_body(points, kept) -> bool: whether points lie inside the surface of the
     parts kept so far; a node is absorbed by the body if it is inside it, or within

@@ -65,6 +65,7 @@ class Skeleton:
 
 
 ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
+SOLID_RATIO = 0.005  # volume / area^1.5 below this: an open sheet, not a body part
 END_REACH = 0.5   # an end bone spans this fraction of the way to its tip near the skin (measured)
 
 DEFAULTS = dict(
@@ -141,6 +142,9 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
     owner = np.empty(len(V), np.int64)
     for k, m in enumerate(members):
         owner[m] = k
+    solid = _solid_parts(V, F, comp[owner], comp_mass)
+    if solid.any():       # a sheet (a tail fan, a cape) is no centre of mass
+        vertex_area = vertex_area * solid[comp[owner]]
 
     def inside_body(points, kept_nodes):
         mine = np.zeros(len(nodes), bool)
@@ -148,7 +152,8 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
         body = F[mine[owner[F]].all(axis=1)]
         return inside_mesh(points, V, body) if len(body) else np.zeros(len(points), bool)
 
-    kept, joined = rig.join_parts(X, edges, radius, comp_mass[comp], comp_extent[comp], [V[m] for m in members],
+    order = comp_mass * np.where(solid, 1.0, 1e-6)     # the body is the biggest solid part
+    kept, joined = rig.join_parts(X, edges, radius, order[comp], comp_extent[comp], [V[m] for m in members],
                                   min_part=opt["min_part"], min_branch=opt["min_branch"],
                                   inside_body=inside_body, absorb=ABSORB)
     tree = rig.spanning_tree(X, kept, joined)
@@ -178,6 +183,18 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
         if len(extra):
             pos, _ = rig.push_inside(pos, outside, extra, inside)
     return pos, par, socket
+
+
+def _solid_parts(V, F, part, area, min_ratio: float = SOLID_RATIO):
+    """Per part: does it enclose volume? volume / area^1.5 is 0.094 for a sphere,
+    about 0.02 for a limb 100 radii long and ~0 for an open flat sheet."""
+    fp = part[F[:, 0]]
+    n = len(area)
+    count = np.maximum(np.bincount(fp, minlength=n), 1)[:, None]
+    centre = np.stack([np.bincount(fp, V[F].mean(axis=1)[:, k], n) for k in range(3)], 1) / count
+    a, b, c = (V[F[:, k]] - centre[fp] for k in range(3))
+    volume = np.abs(np.bincount(fp, np.einsum("ij,ij->i", a, np.cross(b, c)), n)) / 6
+    return volume > min_ratio * np.maximum(area, 1e-30) ** 1.5
 
 
 def _single_bone(V, vertex_area):

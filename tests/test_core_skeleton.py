@@ -133,6 +133,26 @@ def test_small_floating_parts_get_no_bones_but_big_parts_join_the_tree():
     assert not near_speck.any()
 
 
+def sheet(center, size, n=12):
+    """An open, flat grid in the XZ plane (a tail fan, a cape, a feather card)."""
+    g = np.linspace(-0.5, 0.5, n + 1)
+    x, z = np.meshgrid(g * size[0], g * size[1], indexing="ij")
+    V = np.c_[x.ravel(), np.zeros(x.size), z.ravel()] + np.asarray(center)
+    idx = np.arange(x.size).reshape(n + 1, n + 1)
+    a, b, c, d = idx[:-1, :-1].ravel(), idx[1:, :-1].ravel(), idx[1:, 1:].ravel(), idx[:-1, 1:].ravel()
+    return V, np.vstack([np.c_[a, b, c], np.c_[a, c, d]])
+
+
+def test_the_body_not_a_bigger_open_sheet_holds_the_root():
+    body = box([0, 0, 0], [0.3, 0.3, 1.0], 6)            # surface area 1.38
+    fan = sheet([0, 0.5, -0.2], [2.0, 1.6])              # open, area 3.2: bigger but no volume
+    V, F = merge(body, fan)
+    sk = extract_skeleton(V, F)
+    assert is_one_tree(sk.parents)
+    root = sk.joints[sk.parents < 0][0]
+    assert np.all(np.abs(root - [0, 0, 0]) <= [0.15, 0.15, 0.5]), root
+
+
 def test_a_blob_gets_at_least_one_bone():
     V, F = box([0, 0, 0], [1, 1, 1], 4)
     sk = extract_skeleton(V, F)
