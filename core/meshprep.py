@@ -75,50 +75,72 @@ def triangle_areas(V, F):
     return 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1)
 
 
-def clean_mesh(vertices, faces) -> CleanMesh:
-    """Validate, drop loose vertices, weld duplicates, drop degenerate faces, normalise."""
-    V, F = validate(vertices, faces)
+@dataclass
+class Welded:
+    """A validated mesh in the normalised frame (bbox centred, longest side 1), its
+    coincident vertices merged; what both Auto Skeleton and Auto Skin start from."""
+    vertices: np.ndarray    # (n, 3) welded vertices used by a face
+    faces: np.ndarray       # (m, 3) into vertices; faces with a repeated index dropped
+    weld: np.ndarray        # (V_in,) welded vertex of each input vertex, -1 if in no face
+    source: np.ndarray      # (n,) one input vertex per welded vertex
+    normalised: np.ndarray  # (V_in, 3) every input vertex in the normalised frame (NaN -> 0)
+    center: np.ndarray
+    extent: float           # caller units per normalised unit
+    diagonal: float         # normalised bounding-box diagonal
+
+
+def weld_normalised(V, F, *, weld: bool = True, purpose: str = "rig") -> Welded:
+    """Normalise validated arrays and merge vertices closer than WELD_TOLERANCE (split
+    normals and UV seams must not cut the surface); weld=False only renumbers."""
     used = np.unique(F)
     lo, hi = V[used].min(axis=0), V[used].max(axis=0)
     extent = float((hi - lo).max())
-    diag = float(np.linalg.norm(hi - lo))
     if not extent > 0 or not np.isfinite(extent):
-        raise InvalidMeshError("All vertices of the mesh are at one point; there is nothing to rig.")
+        raise InvalidMeshError(f"All vertices of the mesh are at one point; there is nothing to {purpose}.")
     center = (lo + hi) / 2
-    Vn = (V - center) / extent
-
-    # Weld vertices closer than the tolerance so split normals/UV seams do not cut the surface.
-    keys = np.round(Vn[used] / (WELD_TOLERANCE * diag / extent)).astype(np.int64)
-    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    diagonal = float(np.linalg.norm((hi - lo) / extent))
+    Vn = np.where(np.isfinite(V).all(axis=1)[:, None], (V - center) / extent, 0.0)
+    if weld:
+        keys = np.round(Vn[used] / (WELD_TOLERANCE * diagonal)).astype(np.int64)
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    else:
+        first, inverse = np.arange(len(used)), np.arange(len(used))
     remap = np.full(len(V), -1, np.int64)
     remap[used] = inverse.reshape(-1)
     Fw = remap[F]
-    Vw = Vn[used[first]]
-    source = used[first]
+    Fw = Fw[(Fw[:, 0] != Fw[:, 1]) & (Fw[:, 1] != Fw[:, 2]) & (Fw[:, 0] != Fw[:, 2])]
+    return Welded(Vn[used[first]], Fw, remap, used[first], Vn, center, extent, diagonal)
 
-    ok = (Fw[:, 0] != Fw[:, 1]) & (Fw[:, 1] != Fw[:, 2]) & (Fw[:, 0] != Fw[:, 2])
-    Fw = Fw[ok]
-    if len(Fw) == 0:
+
+def unique_faces(F):
+    """Drop repeated triangles (same three vertices in any order), keeping the first."""
+    _, first = np.unique(np.sort(F, axis=1), axis=0, return_index=True)
+    return F[np.sort(first)]
+
+
+def compact(V, F):
+    """Drop vertices no face uses: (V', F', kept vertex indices, old -> new index or -1)."""
+    keep = np.unique(F)
+    re = np.full(len(V), -1, np.int64)
+    re[keep] = np.arange(len(keep))
+    return V[keep], re[F], keep, re
+
+
+def clean_mesh(vertices, faces) -> CleanMesh:
+    """Validate, drop loose vertices, weld duplicates, drop degenerate faces, normalise."""
+    w = weld_normalised(*validate(vertices, faces))
+    if len(w.faces) == 0:
         raise InvalidMeshError("Every face of the mesh is degenerate (repeated vertices); there is no surface to rig.")
-    all_faces = Fw      # repeats kept: a double-sided sheet encloses nothing
-    # Drop repeated triangles (same three vertices), keeping the first.
-    _, first_face = np.unique(np.sort(Fw, axis=1), axis=0, return_index=True)
-    Fw = Fw[np.sort(first_face)]
+    Fw = unique_faces(w.faces)
     if len(Fw) < MIN_FACES:
         raise InvalidMeshError(
             f"The mesh has only {len(Fw)} usable triangle(s); Auto Skeleton needs a body "
             "surface (a closed or nearly closed mesh), not a single polygon.")
-    area = triangle_areas(Vw, Fw)
-    if area.sum() <= MIN_AREA_RATIO * (diag / extent) ** 2:
+    if triangle_areas(w.vertices, Fw).sum() <= MIN_AREA_RATIO * w.diagonal ** 2:
         raise InvalidMeshError("The mesh has zero area (all faces are flat lines or points); there is nothing to rig.")
-    # Drop vertices no longer referenced after removing degenerate faces.
-    keep = np.unique(Fw)
-    if len(keep) < len(Vw):
-        re = np.full(len(Vw), -1, np.int64)
-        re[keep] = np.arange(len(keep))
-        Vw, source, Fw = Vw[keep], source[keep], re[Fw]
-        all_faces = re[all_faces]
-    return CleanMesh(Vw, Fw, center, extent, source, all_faces)
+    Vw, Fw, keep, re = compact(w.vertices, Fw)
+    # surface_faces keeps repeated triangles: a double-sided sheet encloses nothing.
+    return CleanMesh(Vw, Fw, w.center, w.extent, w.source[keep], re[w.faces])
 
 
 def vertex_components(n, F):

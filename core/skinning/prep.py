@@ -12,14 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from ..errors import InvalidArmatureError, InvalidMeshError
-from ..meshprep import validate
+from ..meshprep import compact, triangle_areas, unique_faces, validate, vertex_components, weld_normalised
 
-WELD_TOLERANCE = 1e-6        # of the bounding-box diagonal
 DEGENERATE_AREA = 1e-14      # face area / diagonal^2 below this is dropped
 
 
@@ -56,56 +53,21 @@ def prepare_mesh(vertices, faces, *, weld: bool = True) -> SkinMesh:
     """Validate (InvalidMeshError), weld (unless weld=False: only for measurements),
     drop degenerate faces, normalise."""
     V, F = validate(vertices, faces)
-    finite = np.isfinite(V).all(axis=1)
-    used = np.zeros(len(V), bool)
-    used[F.ravel()] = True
-    lo, hi = V[used].min(axis=0), V[used].max(axis=0)
-    extent = float((hi - lo).max())
-    if not (extent > 0 and np.isfinite(extent)):
-        raise InvalidMeshError("All vertices of the mesh are at one point; there is nothing to skin.")
-    center = 0.5 * (lo + hi)
-    Vn = np.where(finite[:, None], (V - center) / extent, 0.0)
-    diag = float(np.linalg.norm((hi - lo) / extent))
-
-    idx = np.flatnonzero(used)
-    if weld:
-        keys = np.round(Vn[idx] / (WELD_TOLERANCE * diag)).astype(np.int64)
-        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
-    else:
-        first, inverse = np.arange(len(idx)), np.arange(len(idx))
-    weld = np.full(len(V), -1, np.int64)
-    weld[idx] = inverse
-    Fw = weld[F]
-    Vw = Vn[idx[first]]
-    src = idx[first]
-
-    ok = (Fw[:, 0] != Fw[:, 1]) & (Fw[:, 1] != Fw[:, 2]) & (Fw[:, 0] != Fw[:, 2])
-    Fw = Fw[ok]
-    if len(Fw):
-        _, ff = np.unique(np.sort(Fw, axis=1), axis=0, return_index=True)
-        Fw = Fw[np.sort(ff)]
-        a = 0.5 * np.linalg.norm(np.cross(Vw[Fw[:, 1]] - Vw[Fw[:, 0]], Vw[Fw[:, 2]] - Vw[Fw[:, 0]]), axis=1)
-        Fw = Fw[a > DEGENERATE_AREA * diag * diag]
+    w = weld_normalised(V, F, weld=weld, purpose="skin")
+    Fw = unique_faces(w.faces) if len(w.faces) else w.faces
+    Fw = Fw[triangle_areas(w.vertices, Fw) > DEGENERATE_AREA * w.diagonal ** 2]
     if len(Fw) == 0:
         raise InvalidMeshError("The mesh has zero area (every face is a line or a point); there is nothing to skin.")
-    keep = np.unique(Fw)
-    re = np.full(len(Vw), -1, np.int64)
-    re[keep] = np.arange(len(keep))
-    Vk, srck, Fk = Vw[keep], src[keep], re[Fw]
-    vmap = np.where(weld >= 0, re[np.maximum(weld, 0)], -1)
+    Vk, Fk, keep, re = compact(w.vertices, Fw)
+    vmap = np.where(w.weld >= 0, re[np.maximum(w.weld, 0)], -1)
     # Input vertices with no usable face (loose, on degenerate faces only, NaN): nearest
     # welded vertex (NaN ones: vertex 0, they have no position to be near).
     lost = np.flatnonzero(vmap < 0)
     if len(lost):
-        tree = cKDTree(Vk)
-        _, nn = tree.query(Vn[lost])
-        vmap[lost] = np.where(finite[lost], nn, 0)
-    n = len(Vk)
-    e = np.concatenate([Fk[:, [0, 1]], Fk[:, [1, 2]], Fk[:, [2, 0]]])
-    A = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
-    n_comp, comp = connected_components(A, directed=False)
-    return SkinMesh(Vk, Fk, vmap, srck, comp, int(n_comp), center, extent)
+        _, nn = cKDTree(Vk).query(w.normalised[lost])
+        vmap[lost] = np.where(np.isfinite(V[lost]).all(axis=1), nn, 0)
+    comp = vertex_components(len(Vk), Fk)
+    return SkinMesh(Vk, Fk, vmap, w.source[keep], comp, int(comp.max()) + 1, w.center, w.extent)
 
 
 def default_tails(joints, parents):
