@@ -67,6 +67,9 @@ def parse_args(argv=None):
     ap.add_argument("--scaling-levels", default="0,1,2",
                     help="midpoint subdivision levels (0 = the record as is)")
     ap.add_argument("--scaling-timeout", type=float, default=600.0)
+    ap.add_argument("--tables", nargs="+", type=Path, metavar="CSV",
+                    help="only print the tables of saved runs (skeleton.csv files); a method "
+                         "found in several files is shown once per run (pygel3d samples at random)")
     a = ap.parse_args(argv)
     a.methods = [m.strip() for m in a.methods.split(",") if m.strip()]
     bad = [m for m in a.methods if m not in METHODS]
@@ -139,7 +142,7 @@ def summary_tables(rows, methods) -> str:
             mine = [by_rec[n][m] for n in recs if m in by_rec[n]]
             ok = [r for r in mine if r["status"] == "ok"]
             out.append([label, m, len(mine), len(mine) - len(ok),
-                        fmt(_mean(ok, "cd_j2j")), fmt(_mean(ok, "cd_j2b")), fmt(_mean(ok, "cd_b2b")),
+                        fmt(_mean(ok, "cd_j2j"), 3), fmt(_mean(ok, "cd_j2b"), 3), fmt(_mean(ok, "cd_b2b"), 3),
                         fmt(_mean(ok, "inside_pct"), 1), fmt(_mean(ok, "n_joints"), 1),
                         fmt(_mean(ok, "joint_ratio")), fmt(100 * _mean(ok, "one_tree"), 0),
                         fmt(_mean(ok, "seconds")), fmt(_max(ok, "seconds"))])
@@ -219,6 +222,26 @@ def run_characters(args) -> int:
     return 0
 
 
+def tables_from_csv(paths) -> int:
+    """Summary of saved runs, e.g. this commit's Bonesmith rows beside earlier competitor runs."""
+    rows, methods, runs = [], [], {}
+    for path in paths:
+        with open(path, newline="") as fh:
+            file_rows = list(csv.DictReader(fh))
+        label = {}
+        for m in dict.fromkeys(r["method"] for r in file_rows):
+            runs[m] = runs.get(m, 0) + 1
+            label[m] = m if runs[m] == 1 else f"{m} #{runs[m]}"
+            methods.append(label[m])
+        for r in file_rows:
+            r["method"] = label[r["method"]]
+            for k in ("one_tree", "artist_one_tree"):
+                r[k] = {"True": 1.0, "False": 0.0}.get(r[k], r[k])
+        rows += file_rows
+    print(summary_tables(rows, methods))
+    return 0
+
+
 def run_scaling(args) -> int:
     path = Path(args.data) / f"{args.scaling_record}.npz"
     rec = load_record(path)
@@ -281,6 +304,8 @@ def run_scaling(args) -> int:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.tables:
+        return tables_from_csv(args.tables)
     return run_scaling(args) if args.scaling else run_characters(args)
 
 

@@ -19,6 +19,7 @@ from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 from scipy.spatial import cKDTree
 
 SPUR_RADIUS_FACTOR = 1.2   # a leaf branch shorter than this many junction radii is noise
+MIRROR = np.array([-1.0, 1.0, 1.0])   # left <-> right (x = 0 is the plane of symmetry)
 
 
 # ---------------------------------------------------------------- refinement (A3)
@@ -311,7 +312,7 @@ def _mirrored_counts(counts, polylines, tolerance):
     character gets a symmetric rig even where rounding would split them differently."""
     counts = list(counts)
     ends = np.array([np.concatenate([P[0], P[-1]]) for P in polylines])
-    mirrored = ends * [-1, 1, 1, -1, 1, 1]
+    mirrored = ends * np.tile(MIRROR, 2)
     for i in range(len(counts)):
         if abs(ends[i, 0]) + abs(ends[i, 3]) < tolerance:
             continue                      # a centre chain is its own mirror
@@ -370,6 +371,79 @@ def _merge_short_internal(pos, par, merge_length):
     index[keep] = np.arange(len(keep))
     new_par = np.array([-1 if v == 0 else index[target[par[v]]] for v in keep])
     return keep, new_par
+
+
+def mirror_tree(pos, par, rad, socket, *, centre: float, tolerance: float):
+    """One side of a symmetric character's tree, mirrored onto the other.
+
+    The collapse is greedy, so a symmetric mesh can still give left and right limbs
+    different parents or joint counts (an arm off the neck on one side, off the chest on
+    the other). When the two sides already match as point sets (every joint more than
+    `centre` off the plane has a mirror image within `tolerance` on the other side),
+    the side with more joints is kept and mirrored, centre joints move onto the plane
+    and a socket that only carried a dropped limb goes.
+    Returns (pos, par, rad, socket), unchanged when the sides do not match (a character
+    holding a sword in one hand) or a branch crosses the plane.
+    """
+    pos, par = np.asarray(pos, dtype=np.float64), np.asarray(par)
+    side = np.where(pos[:, 0] > centre, 1, np.where(pos[:, 0] < -centre, -1, 0))
+    left, right = np.flatnonzero(side > 0), np.flatnonzero(side < 0)
+    unchanged = pos, par, rad, socket
+    if side[0] != 0 or len(left) == 0 or len(right) == 0:
+        return unchanged
+    for a, b in ((left, right), (right, left)):
+        if cKDTree(pos[b]).query(pos[a] * MIRROR)[0].max() > tolerance:
+            return unchanged
+    if any(side[v] * side[par[v]] < 0 or (side[v] == 0 and side[par[v]] != 0) for v in range(1, len(pos))):
+        return unchanged
+    keep_side = 1 if len(left) >= len(right) else -1
+    had_child = np.zeros(len(pos), bool)
+    had_child[par[1:]] = True
+    kept = side != -keep_side
+    while True:                 # drop sockets left without the limb they carried
+        has_child = np.zeros(len(pos), bool)
+        has_child[par[1:][kept[1:]]] = True
+        orphan = kept & had_child & ~has_child & np.asarray(socket, bool)
+        if not orphan.any():
+            break
+        kept &= ~orphan
+    index = np.full(len(pos), -1)
+    order = np.flatnonzero(kept)
+    index[order] = np.arange(len(order))
+    mirror_of = {}
+    new_pos = [p * [0.0, 1.0, 1.0] if side[v] == 0 else p for v, p in zip(order, pos[order])]
+    new_par = [-1 if v == 0 else index[par[v]] for v in order]
+    new_rad, new_socket = list(rad[order]), list(socket[order])
+    for v in order:
+        if side[v] == keep_side:
+            p = par[v]
+            mirror_of[v] = len(new_pos)
+            new_pos.append(pos[v] * MIRROR)
+            new_par.append(mirror_of[p] if side[p] == keep_side else index[p])
+            new_rad.append(rad[v])
+            new_socket.append(socket[v])
+    return np.array(new_pos), np.array(new_par), np.array(new_rad), np.array(new_socket, bool)
+
+
+def mirror_pairs(pos, tolerance: float):
+    """Joints of a mirror-symmetric character made exactly symmetric in x = 0.
+
+    Two joints that are each other's nearest mirror image (within tolerance) move to
+    the mean of one and the other's mirror image; a joint that is its own mirror image
+    moves onto the plane. Joints without a partner stay where they are. The collapse
+    graph and the decimated proxy are not symmetric even when the mesh is.
+    """
+    pos = np.asarray(pos, dtype=np.float64)
+    dist, partner = cKDTree(pos).query(pos * MIRROR)
+    out = pos.copy()
+    for i, k in enumerate(partner):
+        if dist[i] > tolerance or partner[k] != i:
+            continue
+        if k == i:
+            out[i, 0] = 0.0
+        else:
+            out[i] = 0.5 * (pos[i] + pos[k] * MIRROR)
+    return out
 
 
 # ---------------------------------------------------------------- bones
@@ -482,7 +556,7 @@ def bone_names(heads, tails, parents, side_tolerance: float):
         mirrors = {names[ch[0]].rsplit("_", 1)[0]: ch for ch in groups.get((label, ".L"), [])}
         used = set()
         for chain in sorted(group, key=key):
-            a, b = heads[chain[0]] * [-1, 1, 1], tails[chain[-1]] * [-1, 1, 1]
+            a, b = heads[chain[0]] * MIRROR, tails[chain[-1]] * MIRROR
             free = [(np.linalg.norm(heads[m[0]] - a) + np.linalg.norm(tails[m[-1]] - b), base)
                     for base, m in mirrors.items() if base not in used]
             if free:

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from . import centering, rig
 from .collapse import collapse_to_graph
@@ -65,6 +66,9 @@ class Skeleton:
 
 
 ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
+SYMMETRY_TOLERANCE = 0.005  # mirrored vertices this close (median) to the mesh: a symmetric mesh
+PAIR_TOLERANCE = 0.03  # joints this close to each other's mirror image are a left/right pair
+CENTRE_TOLERANCE = 0.02  # joints this close to the plane of symmetry are on it
 SOLID_RATIO = 0.005  # volume / area^1.5 below this: an open sheet, not a body part
 END_REACH = 0.5   # an end bone spans this fraction of the way to its tip near the skin (measured)
 
@@ -168,6 +172,10 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
         return (*_single_bone(V, vertex_area), np.zeros(2, bool))
     pos, par, rad, socket = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
                                       merge_length=opt["merge_length"] / detail)
+    symmetric = _mirror_symmetric(mesh.vertices)
+    if symmetric:
+        pos, par, rad, socket = rig.mirror_tree(pos, par, rad, socket, centre=CENTRE_TOLERANCE,
+                                                tolerance=2 * PAIR_TOLERANCE)
     has_child = np.zeros(len(pos), bool)
     has_child[par[par >= 0]] = True
     pos = _center(pos, par, rad, socket, V, F)
@@ -182,6 +190,11 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
         extra = centering.inward_midpoints(V, F, pos[outside])
         if len(extra):
             pos, _ = rig.push_inside(pos, outside, extra, inside)
+    if symmetric:     # a symmetric character gets a symmetric rig
+        mirrored = rig.mirror_pairs(pos, PAIR_TOLERANCE)
+        moved = np.flatnonzero(np.any(mirrored != pos, axis=1))
+        ok = inside(mirrored[moved]) | ~has_child[moved]
+        pos[moved[ok]] = mirrored[moved[ok]]
     return pos, par, socket
 
 
@@ -195,6 +208,14 @@ def _solid_parts(V, F, part, area, min_ratio: float = SOLID_RATIO):
     a, b, c = (V[F[:, k]] - centre[fp] for k in range(3))
     volume = np.abs(np.bincount(fp, np.einsum("ij,ij->i", a, np.cross(b, c)), n)) / 6
     return volume > min_ratio * np.maximum(area, 1e-30) ** 1.5
+
+
+def _mirror_symmetric(V, tolerance: float = SYMMETRY_TOLERANCE, sample: int = 20000) -> bool:
+    """Is the (normalised) mesh its own mirror image in x = 0? Median distance from a
+    mirrored vertex to the nearest vertex (a sample of them on big meshes)."""
+    pick = np.unique(np.linspace(0, len(V) - 1, min(len(V), sample)).astype(np.int64))
+    d, _ = cKDTree(V).query(V[pick] * rig.MIRROR)
+    return float(np.median(d)) < tolerance
 
 
 def _single_bone(V, vertex_area):

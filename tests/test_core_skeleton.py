@@ -94,6 +94,44 @@ def test_mirror_names_on_a_symmetric_character(rig):
     assert left and left == right
 
 
+def test_a_symmetric_character_gets_a_symmetric_rig(character, rig):
+    V = character[0]
+    mid = (V.min(axis=0) + V.max(axis=0)) / 2
+    heads = dict(zip(rig.names, rig.joints - mid))
+    pairs = [(n, n[:-2] + ".R") for n in rig.names if n.endswith(".L") and n[:-2] + ".R" in heads]
+    assert len(pairs) >= 8
+    for left, right in pairs:
+        assert np.allclose(heads[left] * [-1, 1, 1], heads[right], atol=1e-9 * np.ptp(V)), (left, right)
+    centre = [h for n, h in heads.items() if n.startswith(("spine", "neck", "root"))]
+    assert len(centre) >= 3 and np.allclose(np.array(centre)[:, 0], 0.0, atol=1e-9 * np.ptp(V))
+
+
+def toy_tree():
+    """Root, chest, neck; the left arm hangs off the chest, the right one off the neck."""
+    pos = np.array([[0, 0, 0], [0, 0, 1], [0, 0, 1.3], [0.5, 0, 1.0], [1.0, 0, 0.9],
+                    [-0.5, 0, 1.1], [-1.0, 0, 0.9]], float)
+    par = np.array([-1, 0, 1, 1, 3, 2, 5])
+    return pos, par, np.ones(7), np.zeros(7, bool)
+
+
+def test_mirror_tree_gives_both_arms_the_same_parent():
+    from bonesmith.core.rig import mirror_tree
+    pos, par, rad, socket = mirror_tree(*toy_tree(), centre=0.02, tolerance=0.3)
+    assert len(pos) == 7
+    arms = [v for v in range(len(pos)) if abs(pos[v, 0]) > 0.02 and abs(pos[par[v], 0]) <= 0.02]
+    assert len(arms) == 2 and par[arms[0]] == par[arms[1]]
+    assert np.allclose(pos[arms[0]] * [-1, 1, 1], pos[arms[1]])
+
+
+def test_mirror_tree_leaves_an_asymmetric_character_alone():
+    from bonesmith.core.rig import mirror_tree
+    pos, par, rad, socket = toy_tree()
+    pos = np.vstack([pos, [[1.5, 0, 0.9]]])      # a sword in the left hand only
+    par = np.append(par, 4)
+    out = mirror_tree(pos, par, np.ones(8), np.zeros(8, bool), centre=0.02, tolerance=0.3)
+    assert out[0] is pos and out[1] is par
+
+
 @pytest.mark.parametrize("scale", [1e-3, 1e3])
 def test_units_and_placement_do_not_change_the_rig(character, rig, scale):
     V, F, _ = character
