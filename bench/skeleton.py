@@ -67,9 +67,10 @@ def parse_args(argv=None):
     ap.add_argument("--scaling-levels", default="0,1,2",
                     help="midpoint subdivision levels (0 = the record as is)")
     ap.add_argument("--scaling-timeout", type=float, default=600.0)
-    ap.add_argument("--tables", nargs="+", type=Path, metavar="CSV",
-                    help="only print the tables of saved runs (skeleton.csv files); a method "
-                         "found in several files is shown once per run (pygel3d samples at random)")
+    ap.add_argument("--tables", nargs="+", metavar="CSV[:METHODS]",
+                    help="only print the tables of saved runs (skeleton.csv files, optionally only "
+                         "the comma-separated METHODS of a file); a method found in several files "
+                         "is shown once per run (pygel3d samples at random)")
     a = ap.parse_args(argv)
     a.methods = [m.strip() for m in a.methods.split(",") if m.strip()]
     bad = [m for m in a.methods if m not in METHODS]
@@ -225,9 +226,10 @@ def run_characters(args) -> int:
 def tables_from_csv(paths) -> int:
     """Summary of saved runs, e.g. this commit's Bonesmith rows beside earlier competitor runs."""
     rows, methods, runs = [], [], {}
-    for path in paths:
+    for spec in paths:
+        path, _, only = spec.partition(":")
         with open(path, newline="") as fh:
-            file_rows = list(csv.DictReader(fh))
+            file_rows = [r for r in csv.DictReader(fh) if not only or r["method"] in only.split(",")]
         label = {}
         for m in dict.fromkeys(r["method"] for r in file_rows):
             runs[m] = runs.get(m, 0) + 1
