@@ -24,52 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    skeleton = commands.add_parser(
-        "skeleton", help="build a skeleton for a mesh file and save the rig",
-        description="Build a skeleton inside the meshes of INPUT and write the rigged result. "
-                    "Any armature INPUT brings along is replaced.")
-    skeleton.add_argument("input", metavar="INPUT", type=Path,
-                          help="mesh file: .obj .ply .fbx .glb .gltf .blend or a Bonesmith .npz record")
-    skeleton.add_argument("--out", "-o", metavar="OUTPUT", type=Path, action="append", required=True,
-                          help="output file, repeatable: .blend, .fbx, .glb (mesh + armature) "
-                               "or .json (the skeleton in world units)")
-    skeleton.add_argument("--detail", type=float, default=1.0,
-                          help="joint density (default 1.0; 2.0 about doubles the joints per chain)")
-    skeleton.set_defaults(run=cmd_skeleton)
-
-    skin = commands.add_parser(
-        "skin", help="skin weights for the meshes of a file (Auto Skin / Auto Rig)",
-        description="Weight the meshes of INPUT to an armature's deforming bones (vertex groups "
-                    "+ Armature modifier) and write the rig. The armature is the one INPUT brings "
-                    "along, or the one of --armature-from FILE, or a new one from Auto Skeleton "
-                    "(--auto-skeleton: Auto Rig).")
-    skin.add_argument("input", metavar="INPUT", type=Path,
-                      help="mesh file: .obj .ply .fbx .glb .gltf .blend or a Bonesmith .npz record")
-    source = skin.add_mutually_exclusive_group()
-    source.add_argument("--armature-from", metavar="FILE", type=Path,
-                        help="take the armature from FILE (.blend .fbx .glb .gltf) instead of INPUT")
-    source.add_argument("--auto-skeleton", action="store_true",
-                        help="build the skeleton with Auto Skeleton first (replaces any armature)")
-    skin.add_argument("--out", "-o", metavar="OUTPUT", type=Path, action="append", required=True,
-                      help="output file, repeatable: .blend, .fbx, .glb (meshes + armature) or "
-                           ".npz (a Bonesmith record with the weights)")
-    skin.add_argument("--model", metavar="MODEL", type=Path,
-                      help="a trained skin model (.npz from train-skin; default: the shipped one)")
-    skin.add_argument("--max-influences", type=int, default=4,
-                      help="most bones per vertex (default 4, what game engines take)")
-    skin.add_argument("--detail", type=float, default=1.0,
-                      help="joint density for --auto-skeleton (default 1.0)")
-    skin.set_defaults(run=cmd_skin)
-
-    demo = commands.add_parser(
-        "demo", help="rig and skin the bundled sample character; write demo.fbx and demo.png",
-        description="Rig the bundled CC0 sample character (Quaternius 'Male Casual') end to end "
-                    "(Auto Skeleton + Auto Skin), pose it, and write DIR/demo.fbx (rig, weights "
-                    "and the poses as an animation) and a picture of the poses DIR/demo.png.")
-    demo.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("out"),
-                      help="output folder (default: out)")
-    demo.add_argument("--detail", type=float, default=1.0, help="joint density (default 1.0)")
-    demo.set_defaults(run=cmd_demo)
+    _add_skeleton_parser(commands)
+    _add_skin_parser(commands)
+    _add_demo_parser(commands)
     _add_train_skin_parser(commands)
     _add_correctives_parser(commands)
     return parser
@@ -128,6 +85,21 @@ def _write(path: Path, skeleton, armature, meshes) -> None:
         save_record(character_from_objects(armature, meshes, family=path.stem), path)
 
 
+def _add_skeleton_parser(commands) -> None:
+    skeleton = commands.add_parser(
+        "skeleton", help="build a skeleton for a mesh file and save the rig",
+        description="Build a skeleton inside the meshes of INPUT and write the rigged result. "
+                    "Any armature INPUT brings along is replaced.")
+    skeleton.add_argument("input", metavar="INPUT", type=Path,
+                          help="mesh file: .obj .ply .fbx .glb .gltf .blend or a Bonesmith .npz record")
+    skeleton.add_argument("--out", "-o", metavar="OUTPUT", type=Path, action="append", required=True,
+                          help="output file, repeatable: .blend, .fbx, .glb (mesh + armature) "
+                               "or .json (the skeleton in world units)")
+    skeleton.add_argument("--detail", type=float, default=1.0,
+                          help="joint density (default 1.0; 2.0 about doubles the joints per chain)")
+    skeleton.set_defaults(run=cmd_skeleton)
+
+
 def cmd_skeleton(args) -> int:
     for out in args.out:
         if out.suffix.lower() not in OUTPUT_FORMATS:
@@ -144,6 +116,32 @@ def cmd_skeleton(args) -> int:
     for out in args.out:
         print(f"  wrote {out}")
     return 0
+
+
+def _add_skin_parser(commands) -> None:
+    skin = commands.add_parser(
+        "skin", help="skin weights for the meshes of a file (Auto Skin / Auto Rig)",
+        description="Weight the meshes of INPUT to an armature's deforming bones (vertex groups "
+                    "+ Armature modifier) and write the rig. The armature is the one INPUT brings "
+                    "along, or the one of --armature-from FILE, or a new one from Auto Skeleton "
+                    "(--auto-skeleton: Auto Rig).")
+    skin.add_argument("input", metavar="INPUT", type=Path,
+                      help="mesh file: .obj .ply .fbx .glb .gltf .blend or a Bonesmith .npz record")
+    source = skin.add_mutually_exclusive_group()
+    source.add_argument("--armature-from", metavar="FILE", type=Path,
+                        help="take the armature from FILE (.blend .fbx .glb .gltf) instead of INPUT")
+    source.add_argument("--auto-skeleton", action="store_true",
+                        help="build the skeleton with Auto Skeleton first (replaces any armature)")
+    skin.add_argument("--out", "-o", metavar="OUTPUT", type=Path, action="append", required=True,
+                      help="output file, repeatable: .blend, .fbx, .glb (meshes + armature) or "
+                           ".npz (a Bonesmith record with the weights)")
+    skin.add_argument("--model", metavar="MODEL", type=Path,
+                      help="a trained skin model (.npz from train-skin; default: the shipped one)")
+    skin.add_argument("--max-influences", type=int, default=4,
+                      help="most bones per vertex (default 4, what game engines take)")
+    skin.add_argument("--detail", type=float, default=1.0,
+                      help="joint density for --auto-skeleton (default 1.0)")
+    skin.set_defaults(run=cmd_skin)
 
 
 def _skin(meshes, armature, *, model=None, max_influences: int = 4):
@@ -231,6 +229,18 @@ def cmd_skin(args) -> int:
     for out in args.out:
         print(f"  wrote {out}")
     return 0
+
+
+def _add_demo_parser(commands) -> None:
+    demo = commands.add_parser(
+        "demo", help="rig and skin the bundled sample character; write demo.fbx and demo.png",
+        description="Rig the bundled CC0 sample character (Quaternius 'Male Casual') end to end "
+                    "(Auto Skeleton + Auto Skin), pose it, and write DIR/demo.fbx (rig, weights "
+                    "and the poses as an animation) and a picture of the poses DIR/demo.png.")
+    demo.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("out"),
+                      help="output folder (default: out)")
+    demo.add_argument("--detail", type=float, default=1.0, help="joint density (default 1.0)")
+    demo.set_defaults(run=cmd_demo)
 
 
 def _demo_poses(armature) -> list:
