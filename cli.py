@@ -167,9 +167,9 @@ SKIN_OUTPUT_FORMATS = (".blend", ".fbx", ".glb", ".npz")
 def _input_armature(meshes, scene_objects):
     """The armature INPUT brought along: the one its meshes are rigged to, else the one
     with the most deforming bones in the file."""
-    from .bridge.fbx import find_armature
+    from .bridge.fbx import armatures_of
 
-    rigged = {a for a in map(find_armature, meshes) if a is not None}
+    rigged = armatures_of(meshes)
     candidates = rigged or {o for o in scene_objects if o.type == 'ARMATURE'}
     candidates = sorted(candidates, key=lambda a: (-sum(b.use_deform for b in a.data.bones), a.name))
     return candidates[0] if candidates else None
@@ -443,10 +443,10 @@ def _correctives_data(args) -> dict:
                     posed=data["pose_verts"])
     _empty_scene()
     from .bridge import correctives as bridge
-    from .bridge.fbx import find_armature, rig_meshes
+    from .bridge.fbx import armatures_of, rig_meshes
     from .bridge.files import import_file
 
-    armatures = {find_armature(obj) for obj in import_file(args.input)} - {None}
+    armatures = armatures_of(import_file(args.input))
     if len(armatures) != 1:
         raise BonesmithError(f"{args.input.name} must hold one armature that deforms its meshes "
                              f"(found {len(armatures)})")

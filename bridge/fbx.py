@@ -45,6 +45,22 @@ def find_armature(obj):
     return None
 
 
+def armatures_of(objects) -> set:
+    """The armatures the objects belong to (find_armature of each)."""
+    return {find_armature(obj) for obj in objects} - {None}
+
+
+def the_armature(objects, *, several: str, missing: str):
+    """The one armature the objects belong to. BonesmithError(several, with {names} filled
+    in) when they belong to more than one, BonesmithError(missing) when to none."""
+    found = armatures_of(objects)
+    if len(found) > 1:
+        raise BonesmithError(several.format(names=", ".join(sorted(f"'{a.name}'" for a in found))))
+    if not found:
+        raise BonesmithError(missing)
+    return found.pop()
+
+
 def export_fbx(filepath, armature: bpy.types.Object, meshes=None, *, bake_anim: bool = False,
                **overrides) -> Path:
     """Write `armature` and its meshes (default: every mesh it deforms) to an FBX file.

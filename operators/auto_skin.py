@@ -74,15 +74,11 @@ def find_targets(context):
                              "to the active object")
     if armatures:
         return meshes, armatures[0]
-    found = {a for a in map(bridge_fbx.find_armature, meshes) if a is not None}
-    if len(found) > 1:
-        names = ", ".join(sorted(f"'{a.name}'" for a in found))
-        raise BonesmithError(f"The selected meshes belong to different armatures ({names}): "
-                             "select the armature to skin to as well")
-    if not found:
-        raise BonesmithError("No armature: select an armature together with the mesh(es) "
-                             "(or give the mesh an Armature modifier)")
-    return meshes, found.pop()
+    return meshes, bridge_fbx.the_armature(
+        meshes, several="The selected meshes belong to different armatures ({names}): "
+                        "select the armature to skin to as well",
+        missing="No armature: select an armature together with the mesh(es) "
+                "(or give the mesh an Armature modifier)")
 
 
 def check_placement(mesh_set: MeshSet, joints, tails, armature_name: str) -> None:

@@ -99,15 +99,11 @@ def find_character(context, label: str):
     if active is not None and active.type == 'ARMATURE' and active.select_get():
         armature = active
     else:
-        armatures = {a for a in map(bridge_fbx.find_armature, selected) if a is not None}
-        if len(armatures) > 1:
-            listed = ", ".join(sorted(f"'{a.name}'" for a in armatures))
-            raise BonesmithError(f"The selection belongs to several armatures ({listed}): "
-                                 "make the character's armature the active object")
-        if not armatures:
-            raise BonesmithError(f"No armature: {label} needs a mesh rigged to an armature "
-                                 "(Armature modifier + vertex groups); rig it first (Auto Rig)")
-        armature = armatures.pop()
+        armature = bridge_fbx.the_armature(
+            selected, several="The selection belongs to several armatures ({names}): "
+                              "make the character's armature the active object",
+            missing=f"No armature: {label} needs a mesh rigged to an armature "
+                    "(Armature modifier + vertex groups); rig it first (Auto Rig)")
     def own(obj):
         return (obj.type == 'MESH' and not bridge.is_lbs_copy(obj)
                 and bridge_fbx.find_armature(obj) == armature)

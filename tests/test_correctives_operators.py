@@ -120,8 +120,8 @@ def test_learn_from_the_action(scene, ext_module, record, bc, models_dir):
     assert info["poses"] == 4 and info["source"] == "action 'wave'"
 
 
-@pytest.mark.parametrize("case", ["nothing", "no_armature", "unweighted", "single_pose", "one_frame_action",
-                                  "no_action", "subdivision"])
+@pytest.mark.parametrize("case", ["nothing", "no_armature", "two_characters", "unweighted", "single_pose",
+                                  "one_frame_action", "no_action", "subdivision"])
 def test_learn_bad_input_changes_nothing(scene, ext_module, record, models_dir, scene_state, case):
     import bpy
     armature, obj, rest, joints = rig_sample(ext_module, record)
@@ -135,6 +135,15 @@ def test_learn_bad_input_changes_nothing(scene, ext_module, record, models_dir, 
         bpy.context.scene.collection.objects.link(plain)
         select([plain], plain)
         message = "No armature"
+    elif case == "two_characters":
+        other = armature.copy()
+        other.data = armature.data.copy()
+        twin = obj.copy()
+        twin.modifiers[0].object = other
+        for o in (other, twin):
+            bpy.context.scene.collection.objects.link(o)
+        select([obj, twin], obj)
+        message = r"belongs to several armatures \('body_rig', 'body_rig.001'\)"
     elif case == "unweighted":
         for group in obj.vertex_groups:
             group.remove([0])
