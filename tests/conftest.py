@@ -120,7 +120,7 @@ def snapshot():
 def voxel_mesh(occupied: np.ndarray, voxel: float = 1.0, origin=(0.0, 0.0, 0.0)):
     """Closed, outward-facing triangle surface of a boolean voxel grid: (V,3), (F,3)."""
     occ = np.pad(np.asarray(occupied, dtype=bool), 1)
-    corners, quads = [], []
+    quads = []
     square = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
     for axis in range(3):
         b, c = (axis + 1) % 3, (axis + 2) % 3
@@ -330,6 +330,22 @@ def select(objects, active):
     for obj in objects:
         obj.select_set(True)
     bpy.context.view_layer.objects.active = active
+
+
+def key_rotations(armature, action_name: str, bones, keys):
+    """Give `armature` a new action rotating each (bone name, axis) of `bones` by
+    `angle` radians at `frame` for every (frame, angle) of `keys`; returns the action."""
+    import bpy
+    from mathutils import Quaternion
+    armature.animation_data_create()
+    action = armature.animation_data.action = bpy.data.actions.new(action_name)
+    for name, axis in bones:
+        pb = armature.pose.bones[name]
+        pb.rotation_mode = 'QUATERNION'
+        for frame, angle in keys:
+            pb.rotation_quaternion = Quaternion(axis, angle)
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+    return action
 
 
 def started_job(Job, compute, slow: bool = False):

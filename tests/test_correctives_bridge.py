@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import key_rotations
 
 # A rotated, uniformly scaled, moved character: world-space arrays must not care.
 MOVED = dict(location=(0.5, -1.0, 0.25), rotation=(0.3, 0.0, 0.7), scale=(0.5, 0.5, 0.5))
@@ -220,15 +221,9 @@ def test_action_rotations(scene, ext_module, record, bc, cc):
     from mathutils import Quaternion
     armature, obj, rest, joints = rig_sample(ext_module, record, moved=True)
     names = names_of(record)
-    bone = armature.pose.bones["LowerLeg.L"]
-    bone.rotation_mode = 'QUATERNION'
     angles = {1: 0.0, 5: 1.2}
-    action = bpy.data.actions.new("kick")
-    armature.animation_data_create()
-    armature.animation_data.action = action
-    for frame, angle in angles.items():
-        bone.rotation_quaternion = Quaternion((1, 0, 0), angle)
-        bone.keyframe_insert("rotation_quaternion", frame=frame)
+    action = key_rotations(armature, "kick", [("LowerLeg.L", (1, 0, 0))], angles.items())
+    bone = armature.pose.bones["LowerLeg.L"]
     armature.animation_data.action = None
     bpy.context.scene.frame_set(3)
     bone.rotation_quaternion = Quaternion((0, 0, 1), 0.3)      # an unkeyed user tweak
@@ -406,17 +401,9 @@ def test_live_keys_split_over_meshes_and_rebake_replaces(scene, ext_module, reco
 
 def keyed_scene(ext_module, record, bc, cc, *, moved=False):
     """The sample with an action bending the left elbow over frames 1-6 and a probe key."""
-    import bpy
-    from mathutils import Quaternion
     armature, obj, rest, joints = rig_sample(ext_module, record, moved=moved)
     names = names_of(record)
-    bone = armature.pose.bones["LowerArm.L"]
-    bone.rotation_mode = 'QUATERNION'
-    armature.animation_data_create()
-    armature.animation_data.action = bpy.data.actions.new("bend")
-    for frame, angle in ((1, 0.0), (6, 1.4)):
-        bone.rotation_quaternion = Quaternion((0.2, 1.0, 0.1), angle)
-        bone.keyframe_insert("rotation_quaternion", frame=frame)
+    key_rotations(armature, "bend", [("LowerArm.L", (0.2, 1.0, 0.1))], [(1, 0.0), (6, 1.4)])
     j = names.index("LowerArm.L")
     rows = np.flatnonzero(record["weights"][:, j] > 0.3)
     key = live_test_key(cc, len(rest), j, rows, [0.5, 0.0, -1.0, 2.0, 0.25, 0.0, -3.0, 0.7, 0.0, 1.5])

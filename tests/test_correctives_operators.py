@@ -9,7 +9,7 @@ import pytest
 
 import test_correctives_bridge as helpers  # a module, so its tests are not collected twice
 
-from conftest import Event, operator_stand_in, select
+from conftest import Event, key_rotations, operator_stand_in, select
 
 record = helpers.record
 bc, cc = helpers.bc, helpers.cc
@@ -104,16 +104,9 @@ def test_learn_random_poses(scene, ext_module, record, bc, cc, models_dir, scene
 
 def test_learn_from_the_action(scene, ext_module, record, bc, models_dir):
     import bpy
-    from mathutils import Quaternion
     armature, obj, rest, joints = rig_sample(ext_module, record, preserve_volume=True)
-    armature.animation_data_create()
-    armature.animation_data.action = bpy.data.actions.new("wave")
-    for bone, axis in (("UpperArm.L", (0, 1, 0)), ("LowerLeg.R", (1, 0, 0))):
-        pb = armature.pose.bones[bone]
-        pb.rotation_mode = 'QUATERNION'
-        for frame, angle in ((1, 0.0), (8, 1.3)):
-            pb.rotation_quaternion = Quaternion(axis, angle)
-            pb.keyframe_insert("rotation_quaternion", frame=frame)
+    key_rotations(armature, "wave", [("UpperArm.L", (0, 1, 0)), ("LowerLeg.R", (1, 0, 0))],
+                  [(1, 0.0), (8, 1.3)])
     select([armature], armature)
     assert bpy.ops.bonesmith.learn_correctives(source='ACTION', frame_step=2) == {'FINISHED'}
     info = json.loads(Path(armature["bonesmith_correctives"]).with_suffix(".json").read_text())
@@ -271,15 +264,8 @@ def test_max_shape_keys(scene, ext_module, record, bc, cc, models_dir):
 
 def test_bake_keyed_and_weights_only(scene, ext_module, record, bc, cc, models_dir):
     import bpy
-    from mathutils import Quaternion
     armature, obj, rest, joints = learn(ext_module, record)
-    armature.animation_data_create()
-    armature.animation_data.action = bpy.data.actions.new("bend")
-    pb = armature.pose.bones["LowerArm.L"]
-    pb.rotation_mode = 'QUATERNION'
-    for frame, angle in ((1, 0.0), (5, 1.2)):
-        pb.rotation_quaternion = Quaternion((0, 0, 1), angle)
-        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    key_rotations(armature, "bend", [("LowerArm.L", (0, 0, 1))], [(1, 0.0), (5, 1.2)])
     select([armature], armature)
     assert bpy.ops.bonesmith.bake_correctives(mode='KEYED') == {'FINISHED'}
     copy = bpy.data.objects["body_LBS"]
@@ -310,15 +296,8 @@ def test_learn_bake_export_round_trip(scene, ext_module, record, bc, models_dir,
     """Learn → Bake (keyed) → Export FBX with animation: the file has the plain-LBS copy (the
     hidden original stays out) with its corrective shape keys and their per-frame values."""
     import bpy
-    from mathutils import Quaternion
     armature, obj, rest, joints = learn(ext_module, record, poses=10)
-    armature.animation_data_create()
-    armature.animation_data.action = bpy.data.actions.new("bend")
-    pb = armature.pose.bones["UpperArm.L"]
-    pb.rotation_mode = 'QUATERNION'
-    for frame, angle in ((1, 0.0), (4, 1.0)):
-        pb.rotation_quaternion = Quaternion((0, 1, 0), angle)
-        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    key_rotations(armature, "bend", [("UpperArm.L", (0, 1, 0))], [(1, 0.0), (4, 1.0)])
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 4
     select([armature], armature)
     assert bpy.ops.bonesmith.bake_correctives(mode='KEYED') == {'FINISHED'}
