@@ -1,25 +1,42 @@
-# Bonesmith — set-up and the two commands. Every target creates .venv if missing.
-PYTHON ?= python3.11
-VENV   := .venv
-PY     := $(VENV)/bin/python
+# Bonesmith — set-up and the two commands. Every target creates the venvs it needs.
+# .venv: Python 3.11 + bpy 5.0.1 (Blender 4.2-5.0); .venv-py313: Python 3.13 + bpy 5.2.3
+# (Blender 5.1-5.2 LTS). scripts/find_python.sh finds the interpreters (PYTHON311=...,
+# PYTHON313=... override it).
+VENV    := .venv
+VENV313 := .venv-py313
+PY      := $(VENV)/bin/python
+PY313   := $(VENV313)/bin/python
 
-.PHONY: venv demo test extension bench bench-skeleton clean
+.PHONY: venv venv313 demo test test-py311 test-py313 extension bench bench-skeleton clean
 
-$(VENV)/.installed: requirements.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
-	# The repo root is the `bonesmith` package: expose it to the venv.
-	ln -sfn $(CURDIR) "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/bonesmith"
-	touch $@
+$(VENV)/.installed: requirements.txt scripts/make_venv.sh
+	scripts/make_venv.sh 3.11 $(VENV)
+
+$(VENV313)/.installed: requirements.txt scripts/make_venv.sh
+	scripts/make_venv.sh 3.13 $(VENV313)
 
 venv: $(VENV)/.installed
+venv313: $(VENV313)/.installed
 
 demo: venv
 	$(PY) -m bonesmith demo --out out
 
-test: venv
-	$(PY) -m pytest
+# The whole suite on both stacks (both run even if the first fails). Each run also checks
+# that the other stack computes the same rig for the sample (tests/test_cross_stack.py).
+test: venv venv313
+	@status=0; \
+	for py in $(PY) $(PY313); do \
+		echo "=== pytest on $$($$py -c 'import sys, bpy; print("Python", sys.version.split()[0], "bpy", bpy.app.version_string)') ==="; \
+		other=$$(test $$py = $(PY) && echo $(PY313) || echo $(PY)); \
+		BONESMITH_CROSS_PYTHON=$$other $$py -m pytest $(PYTEST_ARGS) || status=1; \
+	done; \
+	exit $$status
+
+test-py311: venv
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-py313: venv313
+	$(PY313) -m pytest $(PYTEST_ARGS)
 
 extension: venv
 	$(PY) scripts/build_extension.py --out dist
@@ -34,4 +51,4 @@ bench-skeleton: $(VENV)/.bench-installed
 bench: bench-skeleton
 
 clean:
-	rm -rf $(VENV) out build dist wheels
+	rm -rf $(VENV) $(VENV313) out build dist wheels

@@ -8,7 +8,8 @@ Steps:
 1. Validate the committed source with Blender's own validator (`blender_ext.py validate .`).
 2. Download the runtime wheels Blender does not ship (scipy, robust-laplacian,
    fast-simplification; versions pinned in requirements.txt) for every requested
-   platform with `pip download --only-binary=:all: --no-deps`, cached in `wheels/`
+   platform and Python (3.11 and 3.13: one zip serves Blender 4.2 to 5.2) with
+   `pip download --only-binary=:all: --no-deps`, cached in `wheels/`
    (git-ignored; `wheels/index.json` records which file was chosen and its sha256,
    so a second run needs no network).
 3. Stage a copy of the extension (files filtered by the manifest's [build]
@@ -61,7 +62,9 @@ PIP_PLATFORMS = {
     "windows-arm64": ["win_arm64"],
 }
 
-DEFAULT_PYTHON_VERSIONS = "3.11"  # Blender 4.2 - 5.0 embed CPython 3.11.
+# Blender 4.2 - 5.0 embed CPython 3.11, Blender 5.1 - 5.2 LTS CPython 3.13. Each zip carries
+# the wheels of both side by side; Blender installs those that match its own Python.
+DEFAULT_PYTHON_VERSIONS = "3.11,3.13"
 
 
 class BuildError(RuntimeError):
@@ -424,8 +427,8 @@ def main(argv=None) -> int:
     ap.add_argument("--platforms", default="",
                     help="comma-separated subset of the manifest's platforms (default: all of them)")
     ap.add_argument("--python-versions", default=DEFAULT_PYTHON_VERSIONS,
-                    help="comma-separated CPython versions to bundle wheels for (default: %(default)s, "
-                         "Blender 4.2-5.0)")
+                    help="comma-separated CPython versions to bundle wheels for (default: %(default)s: "
+                         "Blender 4.2-5.0 and 5.1-5.2)")
     ap.add_argument("--wheels-dir", default="", help="wheel cache (default: <source>/wheels)")
     ap.add_argument("--source", default=str(ROOT), help="extension source directory (default: the repo root)")
     ap.add_argument("--blender-ext", default="", help="path to blender_ext.py (default: found in the bpy package)")

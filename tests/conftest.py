@@ -24,6 +24,30 @@ SAMPLE = DATA / "quat_Male_Casual.npz"
 REPO_MODULE = "bonesmith_test"
 
 
+# -- inside a Blender binary (pytest-blender) ---------------------------------------------------
+
+def pytest_addoption(parser):
+    """`--blender-executable PATH` & co. pytest.ini blocks pytest-blender's auto-loading (it
+    would look for a Blender binary on every plain `pytest` run on the bpy module), so its
+    options are added here and the plugin runs only when a Blender binary is named."""
+    try:
+        from pytest_blender import plugin
+    except ImportError:  # inside Blender, or a venv without it
+        return
+    plugin.pytest_addoption(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    try:
+        executable = config.getoption("--blender-executable")
+    except ValueError:  # the option is not defined: pytest-blender is not installed
+        return
+    if executable:
+        from pytest_blender import plugin
+        plugin.pytest_configure(config)  # reruns this session in Blender; exits with its status
+
+
 # -- the extension --------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
@@ -76,6 +100,21 @@ def bridge(ext):
         fbx = submodule(ext, "bridge.fbx")
         render = submodule(ext, "bridge.render")
     return Bridge
+
+
+TORCH_MISSING = ("PyTorch is not installed in this Python. requirements.txt installs the CPU "
+                 "build on Python 3.11 only: for Linux on Python 3.13 PyPI has only the CUDA "
+                 "build (about 4 GB with its nvidia-* packages), see the README")
+
+
+@pytest.fixture(scope="session")
+def torch():
+    """The torch module, or a skip that says why it is missing (training tests only)."""
+    try:
+        import torch
+    except ImportError:
+        pytest.skip(TORCH_MISSING)
+    return torch
 
 
 # -- scenes ---------------------------------------------------------------------------------

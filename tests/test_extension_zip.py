@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The shipped extension: build the Linux zip, install it into a throw-away Blender
-user profile the way a user would (Install from Disk), then run Auto Skeleton from it.
+"""The shipped extension: build the Linux zip (wheels for Python 3.11 and 3.13 side by side),
+install it into a throw-away Blender user profile the way a user would (Install from Disk),
+then run Auto Skeleton from it. `make test` does this on both bpy 5.0.1 and bpy 5.2.3.
 
 Everything Blender-side runs in a fresh subprocess of this venv's Python, so it never
 meets the development copy of Bonesmith registered in the pytest process, and the
@@ -29,16 +30,14 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD_SCRIPT = ROOT / "scripts" / "build_extension.py"
 PLATFORM = "linux-x64"
 BUNDLED = ("scipy", "robust-laplacian", "fast-simplification")
+PYTHONS = ("cp311", "cp313")
 TIMEOUT = 900
 
 
 def _blender_ext() -> Path:
-    sys.path.insert(0, str(BUILD_SCRIPT.parent))
-    try:
-        import build_extension
-    finally:
-        sys.path.pop(0)
-    return build_extension.find_blender_ext()
+    """Blender's extension tool, of the bpy module or of the Blender binary running the tests."""
+    import bpy
+    return Path(bpy.utils.system_resource("SCRIPTS")) / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
 
 
 def _top_level_modules(dist_name: str) -> set[str]:
@@ -56,7 +55,8 @@ def _top_level_modules(dist_name: str) -> set[str]:
 def build_linux_zip(out_dir: Path = ROOT / "dist") -> Path:
     """Build (or reuse, when its inputs are unchanged) the Linux zip with the project's script."""
     proc = subprocess.run(
-        [sys.executable, str(BUILD_SCRIPT), "--out", str(out_dir), "--platforms", PLATFORM, "--reuse"],
+        [sys.executable, str(BUILD_SCRIPT), "--out", str(out_dir), "--platforms", PLATFORM, "--reuse",
+         "--blender-ext", str(_blender_ext())],
         cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT,
     )
     assert proc.returncode == 0, f"build_extension.py failed:\n{proc.stdout}\n{proc.stderr}"
@@ -70,7 +70,7 @@ def build_linux_zip(out_dir: Path = ROOT / "dist") -> Path:
 DRIVER = r'''
 import importlib.abc, importlib.machinery, json, os, sys, traceback
 
-P = json.loads(sys.argv[1])
+P = json.loads(os.environ["BONESMITH_ZIP_TEST"])
 FORBIDDEN = [os.path.realpath(p) for p in P["forbidden_roots"]]
 HIDDEN = set(P["hidden_modules"])
 
@@ -132,6 +132,9 @@ try:
     for name in P["bundled_import_names"]:
         mod = __import__(name)
         R["bundled_modules"][name] = mod.__file__
+    import scipy.sparse.linalg  # a compiled module: it must be built for this very Python
+    R["python"] = "cp%d%d" % sys.version_info[:2]
+    R["scipy_extension"] = scipy.sparse.linalg._dsolve._superlu.__file__
     R["stage"] = "enabled"
 
     # A crude character: torso, head, two arms, two legs, joined into one mesh.
@@ -184,8 +187,9 @@ def _clean_env(home: Path) -> dict:
     return env
 
 
-def run_zip_in_blender(zip_path: Path, home: Path) -> dict:
-    """Install `zip_path` into a fresh Blender profile under `home`, enable it, run Auto Skeleton."""
+def run_zip_in_blender(zip_path: Path, home: Path, blender: list[str]) -> dict:
+    """Install `zip_path` into a fresh Blender profile under `home`, enable it, run Auto Skeleton.
+    blender: the command that runs a Python script with bpy (see the `blender` fixture)."""
     home.mkdir(parents=True, exist_ok=True)
     manifest = tomllib.loads(zipfile.ZipFile(zip_path).read("blender_manifest.toml").decode())
     import_names = sorted(set().union(*(_top_level_modules(d) for d in BUNDLED)))
@@ -200,10 +204,10 @@ def run_zip_in_blender(zip_path: Path, home: Path) -> dict:
     }
     driver = home / "driver.py"
     driver.write_text(DRIVER)
-    proc = subprocess.run(
-        [sys.executable, str(driver), json.dumps(params)],
-        cwd=home, env=_clean_env(home), capture_output=True, text=True, timeout=TIMEOUT,
-    )
+    env = _clean_env(home)
+    env["BONESMITH_ZIP_TEST"] = json.dumps(params)
+    proc = subprocess.run([*blender, str(driver)], cwd=home, env=env, capture_output=True, text=True,
+                          timeout=TIMEOUT)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
     result = json.loads(lines[-1][len("RESULT "):]) if lines else {"stage": "crashed"}
     result["returncode"] = proc.returncode
@@ -235,11 +239,12 @@ def test_linux_zip_contents(linux_zip):
     with zipfile.ZipFile(linux_zip) as zf:
         names = zf.namelist()
         manifest = tomllib.loads(zf.read("blender_manifest.toml").decode())
-    wheels = sorted(n for n in names if n.endswith(".whl"))
-    # One Linux x86-64 CPython 3.11 wheel per bundled package, nothing for other platforms.
-    assert [w.split("/")[-1].split("-")[0] for w in wheels] == \
-        sorted(d.replace("-", "_") for d in BUNDLED), wheels
-    assert all("-cp311-" in w and "x86_64" in w and "linux" in w for w in wheels), wheels
+    wheels = sorted(n.split("/")[-1] for n in names if n.endswith(".whl"))
+    # One Linux x86-64 wheel per bundled package for each of Blender's Pythons (3.11: Blender
+    # 4.2-5.0, 3.13: 5.1-5.2), nothing for other platforms or Pythons.
+    assert sorted((w.split("-")[0], w.split("-")[2]) for w in wheels) == \
+        sorted((d.replace("-", "_"), py) for d in BUNDLED for py in PYTHONS), wheels
+    assert all("x86_64" in w and "linux" in w for w in wheels), wheels
     assert not any(n.split("/")[-1].startswith(("numpy", "torch", "bpy")) for n in wheels), wheels
     assert manifest["build"]["generated"]["platforms"] == [PLATFORM]
     assert "__init__.py" in names and "core/skeleton.py" in names
@@ -250,8 +255,21 @@ def test_linux_zip_contents(linux_zip):
 
 
 @pytest.fixture(scope="module")
-def installed(linux_zip, tmp_path_factory) -> dict:
-    return run_zip_in_blender(linux_zip, tmp_path_factory.mktemp("blender-home"))
+def blender(request) -> list[str]:
+    """How to run a script with bpy in a fresh process: this Python on the PyPI bpy module;
+    inside a Blender binary (`pytest --blender-executable PATH`) that binary, headless."""
+    if subprocess.run([sys.executable, "-c", "import bpy"], capture_output=True).returncode == 0:
+        return [sys.executable]
+    try:
+        executable = request.getfixturevalue("blender_executable")  # pytest-blender's fixture
+    except pytest.FixtureLookupError:
+        pytest.skip("no bpy module for subprocesses and no Blender binary (pytest --blender-executable)")
+    return [executable, "--background", "--factory-startup", "--python-exit-code", "1", "--python"]
+
+
+@pytest.fixture(scope="module")
+def installed(linux_zip, blender, tmp_path_factory) -> dict:
+    return run_zip_in_blender(linux_zip, tmp_path_factory.mktemp("blender-home"), blender)
 
 
 def _explain(r: dict) -> str:
@@ -273,6 +291,9 @@ def test_zip_installs_and_enables(installed):
     assert set(r.get("bundled_modules", {})) == {"scipy", "robust_laplacian", "fast_simplification"}, _explain(r)
     for name, path in r["bundled_modules"].items():
         assert os.path.realpath(path).startswith(home), (name, path)
+    # Blender picked the wheels of its own Python out of the zip's two sets.
+    assert r["python"] == f"cp{sys.version_info.major}{sys.version_info.minor}" and r["python"] in PYTHONS
+    assert f"cpython-{r['python'][2:]}" in os.path.basename(r["scipy_extension"]), r["scipy_extension"]
 
 
 def test_auto_skeleton_from_installed_zip(installed):

@@ -86,8 +86,7 @@ def test_untrained_model_returns_the_prior(features):
     assert np.allclose(probs.sum(axis=1), 1.0)
 
 
-def test_numpy_forward_matches_torch(features):
-    torch = pytest.importorskip("torch")
+def test_numpy_forward_matches_torch(features, torch):
     from bonesmith.core.skinning.train import TorchSkinNet
     model = perturbed(new_model(features, hidden=24, embed=8, hidden2=16))
     probs = model.predict(features)
@@ -198,8 +197,7 @@ def test_shipped_default_model_beats_the_prior_on_the_sample(sample_path):
 # -- training -------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def train():
-    pytest.importorskip("torch")
+def train(torch):
     from bonesmith.core.skinning import train as T
     return T
 
@@ -303,8 +301,7 @@ def write_record(path, ch):
              family=np.array(ch["family"]))
 
 
-def test_cli_train_skin_writes_a_model(cli, characters, tmp_path):
-    pytest.importorskip("torch")
+def test_cli_train_skin_writes_a_model(cli, characters, tmp_path, torch):
     folder = tmp_path / "records"
     folder.mkdir()
     for ch in characters:

@@ -184,8 +184,7 @@ def test_train_skin_needs_rigged_meshes(make_mesh, humanoid, models_dir, monkeyp
 
 
 def test_train_skin_trains_and_the_preference_picks_it(bridge, humanoid_skeleton, make_mesh, humanoid,
-                                                       models_dir, prefs, ext_module):
-    pytest.importorskip("torch")
+                                                       models_dir, prefs, ext_module, torch):
     import bpy
     a, _ = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "a")
     b, _ = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "b", stretch=1.2, location=(3, 0, 0))
@@ -221,8 +220,7 @@ def _modal_train(ext_module, epochs, model_name):
 
 
 def test_train_skin_escape_keeps_the_previous_model(bridge, humanoid_skeleton, make_mesh, humanoid,
-                                                    models_dir, prefs, ext_module):
-    pytest.importorskip("torch")
+                                                    models_dir, prefs, ext_module, torch):
     import bpy
     a, _ = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "a")
     b, _ = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "b", stretch=1.2, location=(3, 0, 0))
@@ -295,10 +293,10 @@ def test_skin_model_preference_lists_trained_models(models_dir, prefs, ext_modul
     assert path is None and "beta.npz" in warning and "shipped default" in warning
 
 
-def test_cli_train_skin_on_blender_files(cli_with_bpy, bridge, humanoid_skeleton, make_mesh, humanoid, tmp_path):
+def test_cli_train_skin_on_blender_files(cli_with_bpy, bridge, humanoid_skeleton, make_mesh, humanoid, tmp_path,
+                                         torch):
     """`train-skin` reads rigged characters from .blend and .fbx files through
     bridge.training_data (family = the file's name)."""
-    pytest.importorskip("torch")
     import bpy
     a, rig_a = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "a")
     bpy.data.libraries.write(str(tmp_path / "hero.blend"), {a, rig_a})
