@@ -104,7 +104,7 @@ def bridge(ext):
 
 TORCH_MISSING = ("PyTorch is not installed in this Python. requirements.txt installs the CPU "
                  "build on Python 3.11 only: for Linux on Python 3.13 PyPI has only the CUDA "
-                 "build (about 4 GB with its nvidia-* packages), see the README")
+                 "build (2.6 GB of downloads with its nvidia-* packages), see the README")
 
 
 @pytest.fixture(scope="session")
