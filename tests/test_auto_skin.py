@@ -420,6 +420,9 @@ def test_zero_length_bone(bridge, humanoid_skeleton, make_mesh, humanoid):
     zero.head = zero.tail = armature.data.edit_bones["spine"].tail
     zero.parent = armature.data.edit_bones["spine"]
     bpy.ops.object.mode_set(mode='OBJECT')
+    if bpy.app.version < (5, 0, 0):  # Blender 4.x deletes zero-length bones on leaving Edit Mode
+        assert "zero" not in armature.data.bones
+        pytest.skip("Blender 4.x deletes zero-length bones on leaving Edit Mode: nothing to weight")
     assert armature.data.bones["zero"].length < 1e-5
     select([obj, armature], armature)
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
