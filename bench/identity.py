@@ -4,7 +4,7 @@
     python bench/identity.py --save DIR [--only quat_,mpfb_] [--limit N] [--jobs 2]
     python bench/identity.py --compare DIR_BEFORE DIR_AFTER [--tolerance 1e-6] [--partial]
 
---save writes DIR/<character>.npz with the Auto Skeleton of the rest mesh (joints, tails,
+--save writes DIR/<character>.npz (skipping characters already there) with the Auto Skeleton of the rest mesh (joints, tails,
 parents) and the Auto Skin weights (shipped model) for the character's own armature, or
 the error message when the engine refuses the mesh. --compare prints, per array, how many
 characters differ and by how much, and exits 1 if any differs by more than the tolerance
@@ -57,7 +57,7 @@ def save(args) -> int:
     out_dir = Path(args.save)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = list_records(args.data, args.only, args.limit)
-    jobs = [(p, out_dir) for p in paths]
+    jobs = [(p, out_dir) for p in paths if not (out_dir / f"{p.stem}.npz").is_file()]  # resumes
     with mp.get_context("spawn").Pool(args.jobs, maxtasksperchild=8) as pool:
         for i, (name, seconds) in enumerate(pool.imap_unordered(_save_one, jobs), 1):
             print(f"[{i}/{len(jobs)}] {name} {seconds:.1f} s", flush=True)
