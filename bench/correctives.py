@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Learned correctives benchmark (SPEC C, issue 4): how much of an expensive deformer
-stack plain LBS + refined weights + baked shape keys reproduce, and at what cost.
+"""Learned correctives benchmark (docs/correctives.md, issue 4): how much of an expensive
+deformer stack plain LBS + refined weights + baked shape keys reproduce, and at what cost.
 
     .venv/bin/python bench/correctives.py [--only NAME[,NAME]] [--train 500] [--test 50]
         [--max-degrees 45] [--budget-ms 4] [--seed 0]

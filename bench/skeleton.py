@@ -5,7 +5,7 @@
         [--methods bonesmith,skeletor,pygel3d] [--timeout 120] [--detail 1.0]
     .venv/bin/python bench/skeleton.py --scaling [--methods ...]
 
-Per character and method (SPEC "Metrics"; core/metrics.py defines them):
+Per character and method (docs/metrics.md#skeleton-metrics; core/metrics.py defines them):
 CD-J2J, CD-J2B, CD-B2B in percent of the rest mesh's bounding-box diagonal against the
 artist's deforming bones (heads `joints`, bones head→tail `joint_tails`), joints inside
 the mesh (%), joint count and its ratio to the artist's, one tree (one connected,

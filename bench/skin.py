@@ -8,7 +8,7 @@ with Blender's Automatic Weights (bone heat).
     .venv/bin/python bench/skin.py --scaling [--methods prior,blender]
 
 Every method gets the same mesh (`verts`, `faces`) and the artist's armature (`joints`
--> `joint_tails`, `parents`). Per character and method (SPEC "Metrics"):
+-> `joint_tails`, `parents`). Per character and method (docs/metrics.md#skin-metrics):
 - L1: mean over vertices of sum_j |w - w*| (rows of the method normalised; an
   unweighted vertex counts as an all-zero row, so it costs its whole artist weight);
 - precision / recall of influences (w > 1e-4), over all (vertex, bone) pairs;

@@ -2,7 +2,7 @@
 """Character families and the train / validation split of ../shared/data — the one
 place that defines them (bench/skin.py and skin-weight training both use it).
 
-Variants of one body stay together (SPEC data notes): `quat_Smooth_X` and `quat_X`,
+Variants of one body stay together (docs/metrics.md#data): `quat_Smooth_X` and `quat_X`,
 Quaternius' Male_* / Female_* outfits, 0 A.D. clothing variants on one skeleton, MPFB
 body shapes on one rig.
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Learned correctives (SPEC C) between Blender and core.correctives: poses, ground truth
-sampled from the meshes' own deformers, and bakes (vertex groups, bones, shape keys).
+"""Learned correctives (docs/correctives.md) between Blender and core.correctives: poses,
+ground truth sampled from the meshes' own deformers, and bakes (vertex groups, bones,
+shape keys).
 
 Arrays are in world space at rest. A pose is (J,3,3): each deforming bone's local rotation
 R_j in world-aligned axes about its head (core's convention). Blender stores L_j, the

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A2: connectivity surgery by greedy half-edge collapse (Au et al. 2008).
+"""Connectivity surgery by greedy half-edge collapse (Au et al. 2008);
+docs/auto_skeleton.md#collapse.
 
 Works on the contracted positions with the original connectivity. The cheapest
 collapse i -> j (shape cost + sampling cost) is applied until no triangle is

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A1: geometric contraction by implicit Laplacian smoothing (Au et al. 2008).
+"""Geometric contraction by implicit Laplacian smoothing (Au et al. 2008);
+docs/auto_skeleton.md#contraction.
 
 Each iteration solves, in the least-squares sense,
     [W_L L ; W_H] V' = [0 ; W_H V]

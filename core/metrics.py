@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Skeleton quality metrics (SPEC "Metrics"): pure numpy/scipy, never bpy.
+"""Skeleton quality metrics (docs/metrics.md#skeleton-metrics): pure numpy/scipy, never bpy.
 
 All functions take raw coordinates and return raw distances; the benchmark divides
 them by `bbox_diagonal(rest vertices)` and reports percent.

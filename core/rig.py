@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A3: from a skeleton graph to a rig an animator can use.
+"""From a skeleton graph to a rig an animator can use (docs/auto_skeleton.md, sections
+Refinement to Bones).
 
-refine_nodes     move nodes back to the centre of their surface region (A3).
+refine_nodes     move nodes back to the centre of their surface region
+                 (docs/auto_skeleton.md#refinement).
 join_parts       one graph for a multi-part mesh: small parts get no bones, parts
                  overlapping the body are absorbed, the rest hang off the nearest node.
 build_tree       spanning tree, root near the centre of mass, spurs pruned.
@@ -22,7 +24,8 @@ SPUR_RADIUS_FACTOR = 1.2   # a leaf branch shorter than this many junction radii
 MIRROR = np.array([-1.0, 1.0, 1.0])   # left <-> right (x = 0 is the plane of symmetry)
 
 
-# ---------------------------------------------------------------- refinement (A3)
+# ---------------------------------------------------------------- refinement
+# docs/auto_skeleton.md#refinement
 
 def refine_nodes(V_orig, V_contracted, nodes, members):
     """Node position x_i - d_i, d_i = mean displacement of its merged vertices."""

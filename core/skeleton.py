@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Auto Skeleton: mesh in, rig out (SPEC section A).
+"""Auto Skeleton: mesh in, rig out (docs/auto_skeleton.md).
 
 Pipeline: clean + normalise the mesh -> decimated proxy -> Laplacian contraction
 (contraction.py) -> greedy edge collapse (collapse.py) -> refinement and rig

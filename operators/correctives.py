@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Learned correctives (SPEC C) from the UI.
+"""Learned correctives (docs/correctives.md) from the UI.
 
 - Learn Correctives: the selected character's own deformation (its modifier stack, shape
   keys, drivers) is sampled in random poses or the frames of its action, and core fits

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The "Correctives" sub-panel of the Bonesmith sidebar tab (SPEC C)."""
+"""The "Correctives" sub-panel of the Bonesmith sidebar tab (docs/correctives.md)."""
 import bpy
 from bpy.props import EnumProperty, PointerProperty, StringProperty
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""core.correctives on arrays: kinematics in the SPEC C convention, the fit, the compact
-shape-key form, files and bad input. Ground truths here are synthetic with a known
-answer; Blender's own deformers are the benchmark's ground truth (bench/correctives.py)."""
+"""core.correctives on arrays: kinematics in the convention of docs/correctives.md#kinematics,
+the fit, the compact shape-key form, files and bad input. Ground truths here are synthetic
+with a known answer; Blender's own deformers are the benchmark's ground truth
+(bench/correctives.py)."""
 import numpy as np
 import pytest
 

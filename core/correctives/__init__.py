@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Learned correctives (SPEC C): refined skin weights, local pose correctives and a joint
-regressor, fitted on arrays; numpy/scipy only (no bpy, no torch)."""
+"""Learned correctives (docs/correctives.md): refined skin weights, local pose correctives
+and a joint regressor, fitted on arrays; numpy/scipy only (no bpy, no torch)."""
 from .errors import CorrectivesError
 from .fit import fit_correctives
 from .joints import JointRegressor, fit_joint_regressor

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Fitting the correctives model to a character's own good deformation (SPEC C).
+"""Fitting the correctives model to a character's own good deformation
+(docs/correctives.md#fit).
 
 loss = λ·loss_v + loss_w, with loss_v the mean squared vertex error over the training poses
 and loss_w = μ·‖W − W_artist‖² under hard constraints: weights non-negative, rows summing
@@ -19,7 +20,7 @@ from .errors import CorrectivesError
 from .kinematics import blended_rotations, lbs, skinning_matrices
 from .model import CorrectiveModel, rotation_features
 
-INFLUENCE = 1e-4     # a weight above this is an influence (SPEC metrics)
+INFLUENCE = 1e-4     # a weight above this is an influence (docs/metrics.md#skin-metrics)
 RIDGES = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)  # candidates, relative to the mean feature energy
 CHUNK = 2048         # vertices per batch: bounds memory at P × CHUNK × 12 floats
 
@@ -128,9 +129,10 @@ def _validate(rest_verts, faces, joints, parents, weights, pose_rotations, posed
 
 def _visible_joints(W, parents, verts, reach) -> np.ndarray:
     """(V, J) bool: the non-root joints whose rotation may correct each vertex — those that
-    influence it and their parents (SPEC C locality), widened to vertices within `reach`
-    (fraction of the bbox diagonal) of that region: smoothing deformers spread a joint's
-    effect past its weights, and a wider key costs Blender nothing extra per frame."""
+    influence it and their parents (docs/correctives.md#locality), widened to vertices
+    within `reach` (fraction of the bbox diagonal) of that region: smoothing deformers
+    spread a joint's effect past its weights, and a wider key costs Blender nothing extra
+    per frame."""
     influence = W > INFLUENCE
     sees = influence.copy()
     child = np.flatnonzero(parents >= 0)

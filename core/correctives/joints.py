@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Joint_net: joints of a new identity from its rest vertices (SPEC C).
+"""Joint_net: joints of a new identity from its rest vertices
+(docs/correctives.md#joint-regressor).
 
 Identities that share a topology differ smoothly in shape, and a joint sits in a fixed
 relation to the surface around it. Each joint j is a linear combination of the vertices
@@ -23,7 +24,7 @@ exactly. Fitted per joint, across identities, in two stages:
    axis of the surface inform another: how far a knee sits along the leg depends on the
    leg's length, not only on the skin ring around the knee.
 
-This is the linear one-layer form of the spec's MLP from T to J, made local: with the
+This is the linear one-layer form of an MLP from T to J, made local: with the
 handful of identities a user has, it generalises where a deep MLP on V·3 inputs would
 memorise. Measured with bench/joint_regressor.py (anny bodies, 13 380 vertices, 52 joints,
 leave-one-identity-out over 40; bench/README.md): mean joint error 0.046 % of the

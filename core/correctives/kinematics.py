@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Rotations, forward kinematics and linear blend skinning on arrays (SPEC C convention).
+"""Rotations, forward kinematics and linear blend skinning on arrays
+(docs/correctives.md#kinematics).
 
 Joint j's world transform is G_parent · [R_j | J_j − J_parent] (root: [R_root | J_root]),
 where R_j is its local rotation expressed in world-aligned axes about its head; the

@@ -3,10 +3,11 @@
 factorisation into a few shape keys driven by bone quaternions.
 
 Pose_net is linear in each joint's (R_j − I) and local: vertex v's rest-space correction is
-Σ_j C[v,j] · vec(R_j − I) over the joints that influence v and their parents (SPEC C:
-locality removes most of the error; a global map does not). Being linear in R − I it is
-exactly a set of shape keys whose values are quadratic forms of the bone quaternions, which
-Blender evaluates as "simple expression" drivers without running Python.
+Σ_j C[v,j] · vec(R_j − I) over the joints that influence v and their parents
+(docs/correctives.md#locality: locality removes most of the error; a global map does not).
+Being linear in R − I it is exactly a set of shape keys whose values are quadratic forms of
+the bone quaternions, which Blender evaluates as "simple expression" drivers without running
+Python.
 """
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ def key_values(keys, quaternions) -> np.ndarray:
 
 
 class CorrectiveModel:
-    """Refined skin weights + local pose correctives of one character (SPEC C).
+    """Refined skin weights + local pose correctives of one character
+    (docs/correctives.md#model).
 
     pairs: the (vertex, joint) couples that carry a correction, with coefficients
     (npairs, 3, 9) mapping vec(R_joint − I) to a rest-space offset of the vertex.

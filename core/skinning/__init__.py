@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Auto Skin: skin weights for any mesh + armature (SPEC B). numpy/scipy only; never
-imports bpy or torch.
+"""Auto Skin: skin weights for any mesh + armature (docs/auto_skin.md). numpy/scipy only;
+never imports bpy or torch.
 
     W = predict_weights(vertices, faces, joints, parents, tails=None, model=None,
                         max_influences=4)          # (V, J), rows sum to 1
 
 - heat.py      robust bone heat, the smooth global prior
 - geodesic.py  vertex-to-bone distances robust on multi-part meshes
-- features.py  per-vertex network features (SPEC B1) + prior: vertex_features()
+- features.py  per-vertex network features (docs/auto_skin.md#features) + prior: vertex_features()
 - weights.py   scatter / prune / normalise
 """
 from __future__ import annotations

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Per-vertex features for the skin-weight network (SPEC B1) plus the heat prior.
+"""Per-vertex features for the skin-weight network (docs/auto_skin.md#features)
+plus the heat prior.
 
     fs = vertex_features(vertices, faces, joints, parents, tails)
 
@@ -21,7 +22,7 @@ Feature layout of `x` (float32, n x (VERTEX_DIM + K * BONE_DIM)), `h` = mean edg
     [0:3]    vertex position (normalised frame)
     [3:6]    unit vertex normal (winding made consistent, facing away from the bones)
     [6:21]   5 nearest one-ring neighbours, (neighbour - vertex) / h, nearest first
-             (fewer than 5 neighbours: the last one repeated, SPEC B1)
+             (fewer than 5 neighbours: the last one repeated)
     [21:26]  their inverse distances h / d
   then per candidate k = 0..4 a block of BONE_DIM = 11:
     [0:3]    (bone head - vertex)       normalised units

@@ -7,7 +7,8 @@ vertex i to its nearest *visible* bone (the segment from the vertex to the close
 point on the bone crosses no triangle) and p_b,i = 1/(number of tied nearest visible
 bones) if b is one of them. Multiplying by the vertex areas M gives the symmetric
 positive definite system  (C + M H) w = M H p  (C = cotangent stiffness), factorised
-once (SuperLU, symmetric mode, no pivoting: SPEC B3 1/2) and back-solved for all bones.
+once (SuperLU, symmetric mode, no pivoting) and back-solved for all bones
+(docs/auto_skin.md#heat-prior).
 
 What makes it robust on game meshes (each measured in bench/skin.py):
 - works on the welded, normalised mesh (prep.py): seams no longer split parts, units

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Auto Skin's learned part (SPEC B2), inference in plain numpy (no torch needed).
+"""Auto Skin's learned part (docs/auto_skin.md#network), inference in plain numpy (no torch
+needed).
 
 The network is a *residual refinement of the heat-diffusion prior*: per vertex it sees its
 5 candidate bones (`FeatureSet.candidates`) and their prior weights (`FeatureSet.prior`)
@@ -13,8 +14,9 @@ and only learns a correction of the prior's logits:
     w_k   = softmax_k( alpha · log(prior_k + eps) + s_k )
 
 `W2b` and `b2b` start at zero and `alpha` at 1, so an untrained model returns the prior
-itself; training can only move away from it where the artists' weights say so (SPEC B3½:
-the per-vertex network alone does not reach bone heat's quality). Invalid candidates
+itself; training can only move away from it where the artists' weights say so (the
+per-vertex network alone does not reach bone heat's quality: docs/auto_skin.md#network).
+Invalid candidates
 (index < 0 or a repeat of an earlier candidate, e.g. on skeletons with fewer than 5
 bones) are masked out of the max-pool and the softmax.
 
@@ -38,7 +40,7 @@ __all__ = ["K", "VERSION", "SkinModel", "candidate_mask", "candidate_inputs", "f
            "load_model", "default_model", "DEFAULT_MODEL_PATH"]
 
 VERSION = 1
-K = 5                      # candidate bones per vertex (SPEC B1)
+K = 5                      # candidate bones per vertex (docs/auto_skin.md#candidates)
 PRIOR_EPS = 1e-4           # log(prior + eps): keeps zero-prior candidates reachable
 MASKED = -1e9              # logit of a masked candidate
 PARAM_NAMES = ("W1a", "b1a", "W1b", "b1b", "W2a", "b2a", "W2b", "b2b", "alpha")

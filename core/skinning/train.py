@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Training Auto Skin's network (SPEC B3) with torch; inference stays in numpy (network.py).
+"""Training Auto Skin's network (docs/auto_skin.md#training) with torch; inference stays in
+numpy (network.py).
 
 torch is imported inside the functions that need it, so `import bonesmith.core.skinning`
 never needs it. `train_skin_model` works on plain arrays (one dict per character);
@@ -7,7 +8,7 @@ never needs it. `train_skin_model` works on plain arrays (one dict per character
 
 Loss: cross entropy between the predicted distribution over each vertex's 5 candidate
 bones and the artist's weights restricted to those candidates and renormalised
-(`-sum_r w*_r log w_r`, SPEC B3) plus `l1_weight` x the L1 distance between the two;
+(`-sum_r w*_r log w_r`) plus `l1_weight` x the L1 distance between the two;
 vertices whose artist weights miss every candidate, or that the artist left unweighted,
 are left out. Each character weighs the same in a step (mean
 over its vertices), `batch_characters` characters per step (patent: 2).
