@@ -23,7 +23,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, list_records, load_record  # noqa: E402
 
-ARRAYS = ("skeleton_joints", "skeleton_tails", "skeleton_parents", "weights")
 
 
 def compute(path: Path) -> dict:
