@@ -9,12 +9,24 @@ opposite directions.
 from __future__ import annotations
 
 import numpy as np
+from scipy.spatial import cKDTree
 
-N_DIRECTIONS = 8
+N_DIRECTIONS = 8   # rays per joint in its cross-section plane: 4 opposite pairs
+# A hit closer than this along a ray is the surface the ray starts on, not a wall.
+MIN_HIT = 1e-9
+# inward_midpoints casts rays from this many surface vertices nearest each point; tuned.
+INWARD_VERTICES = 32
+# inward_midpoints starts each ray this far off its vertex, so it does not hit the
+# vertex's own triangles.
+RAY_START_OFFSET = 1e-7
 
 
 def ray_hits(origin, directions, T0, E1, E2):
-    """Nearest positive hit distance along each direction (inf if none); Möller–Trumbore."""
+    """Nearest positive hit distance along each direction (inf if none); Möller–Trumbore.
+
+    origin: (3,); directions: (D, 3); T0: (F, 3) first corner of each triangle, E1, E2:
+    (F, 3) its two edges from T0. Returns (D,) distances in units of |direction|.
+    """
     p = np.cross(directions[:, None, :], E2[None])             # (D, F, 3)
     det = np.einsum("dfi,fi->df", p, E1)
     ok = np.abs(det) > 1e-14
@@ -24,12 +36,15 @@ def ray_hits(origin, directions, T0, E1, E2):
     q = np.cross(s, E1)                                        # (F, 3)
     v = np.einsum("di,fi->df", directions, q) * inv
     t = np.einsum("fi,fi->f", q, E2)[None] * inv
-    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 1e-9)
+    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > MIN_HIT)
     return np.where(hit, t, np.inf).min(axis=1)
 
 
 def _plane_directions(axis):
+    """N_DIRECTIONS unit vectors (N_DIRECTIONS, 3) evenly spread in the plane perpendicular
+    to axis (3,); the second half are the first half reversed."""
     a = axis / max(np.linalg.norm(axis), 1e-12)
+    # a reference axis well away from parallel to `a`, for a stable cross product
     ref = np.array([1.0, 0, 0]) if abs(a[0]) < 0.9 else np.array([0, 1.0, 0])
     e1 = np.cross(a, ref)
     e1 /= np.linalg.norm(e1)
@@ -42,8 +57,9 @@ def _plane_directions(axis):
 def center_joints(pos, axes, V, F, reach, *, iterations: int = 2):
     """Move each point pos[i] toward the centre of its cross-section perpendicular to axes[i].
 
-    reach[i]: how far walls may be (about 3 body radii); farther hits are ignored
-    and so are points with no pair of opposite walls.
+    pos: (n, 3); axes: (n, 3), a zero axis leaves its point alone; V, F: the surface.
+    reach: (n,), how far walls may be (about 3 body radii); farther hits are ignored
+    and so are points with no pair of opposite walls. Returns new positions (n, 3).
     """
     pos = np.array(pos, dtype=np.float64)
     T0 = V[F[:, 0]]
@@ -69,14 +85,14 @@ def center_joints(pos, axes, V, F, reach, *, iterations: int = 2):
     return pos
 
 
-def inward_midpoints(V, F, points, k: int = 32):
+def inward_midpoints(V, F, points, k: int = INWARD_VERTICES):
     """Points halfway through the body under the surface vertices nearest to `points`.
 
     For each of the k nearest vertices, a ray is cast along both senses of its
     normal (winding may be inconsistent); the midpoint to the first wall hit lies
     inside the part. A fallback pool of inside candidates for thin, coarse meshes.
+    points: (n, 3). Returns (m, 3).
     """
-    from scipy.spatial import cKDTree
     T0 = V[F[:, 0]]
     E1, E2 = V[F[:, 1]] - T0, V[F[:, 2]] - T0
     fn = np.cross(E1, E2)
@@ -92,7 +108,7 @@ def inward_midpoints(V, F, points, k: int = 32):
             continue
         for sense in (-1.0, 1.0):
             d = sense * n
-            start = V[v] + 1e-7 * d
+            start = V[v] + RAY_START_OFFSET * d
             t = ray_hits(start, d[None], T0, E1, E2)[0]
             if np.isfinite(t):
                 out.append(start + 0.5 * t * d)

@@ -22,6 +22,8 @@ Sorkine-Hornung 2013) summed from van Oosterom–Strackee solid angles;
 """
 from __future__ import annotations
 
+from enum import IntEnum
+
 import numpy as np
 from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
@@ -30,7 +32,7 @@ from scipy.spatial import cKDTree
 __all__ = [
     "bbox_diagonal", "point_segment_distance", "sample_bones",
     "cd_j2j", "cd_j2b", "cd_b2b", "winding_number", "inside_mesh",
-    "mesh_components",
+    "mesh_components", "InsideRule",
 ]
 
 # Work arrays are (points chunk × faces or segments); keep each below ~this many entries.
@@ -280,6 +282,14 @@ def _line_parity_votes(P, V, F) -> np.ndarray:
     return votes
 
 
+class InsideRule(IntEnum):
+    """Which test of `inside_mesh` decided a point (its details["rule"]; ints, as stored)."""
+    OUTSIDE = 0        # no test passed
+    WINDING = 1        # 1. total winding number, every part oriented outward
+    PART_WINDING = 2   # 2. winding number of one part on its own
+    PARITY = 3         # 3. ray parity within one part
+
+
 def inside_mesh(points, V, F, *, weld_tol: float = 1e-6, return_details: bool = False):
     """Robust inside test for real meshes (multi-part, flipped or mixed winding, holes).
 
@@ -304,7 +314,7 @@ def inside_mesh(points, V, F, *, weld_tol: float = 1e-6, return_details: bool = 
     outside and only against components whose bounding box contains them.
     Returns a bool array (N,); with return_details=True also a dict with the total
     oriented winding number ("winding"), the largest per-part |w| ("part_winding"),
-    parity votes ("parity_votes") and which rule decided ("rule": 0 outside, 1–3).
+    parity votes ("parity_votes") and which rule decided ("rule": an InsideRule value).
     """
     P = _points(points, "points")
     V, F = _mesh_arrays(V, F)
@@ -328,9 +338,9 @@ def inside_mesh(points, V, F, *, weld_tol: float = 1e-6, return_details: bool = 
     total = wc @ s
     part = np.abs(wc).max(axis=1)
     inside = np.abs(total) > 0.5
-    details["rule"][inside] = 1
+    details["rule"][inside] = InsideRule.WINDING
     r2 = ~inside & (part > 0.5)
-    details["rule"][r2] = 2
+    details["rule"][r2] = InsideRule.PART_WINDING
     inside |= r2
     details["winding"], details["part_winding"] = total, part
     # Parity fallback.
@@ -354,6 +364,6 @@ def inside_mesh(points, V, F, *, weld_tol: float = 1e-6, return_details: bool = 
         r3 = votes >= PARITY_MIN_VOTES
         r3 &= ~inside
         details["parity_votes"] = votes
-        details["rule"][r3] = 3
+        details["rule"][r3] = InsideRule.PARITY
         inside |= r3
     return (inside, details) if return_details else inside

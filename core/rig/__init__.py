@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""From a skeleton graph to a rig an animator can use, one module per stage
+(docs/auto_skeleton.md, sections Refinement to Bones).
+
+refine      refine_nodes: nodes moved back to the centre of their surface region.
+parts       join_parts: one graph for a multi-part mesh: small parts get no bones,
+            parts overlapping the body are absorbed, the rest hang off the nearest node.
+tree        spanning_tree, extend_leaves, prune_spurs, choose_root: a tree whose
+            leaves reach the tips, without spurs, rooted near the centre of mass.
+chains      simplify_chains: chains between junctions resampled to a sensible joint count.
+symmetry    mirror_tree, mirror_pairs: a symmetric character gets a symmetric rig.
+placement   center_in_sections, push_inside: joints centred and inside the surface.
+bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
+naming      bone_names: readable, mirror-friendly names.
+graph       adjacency sets, edge lists, connected components (shared helpers).
+Every length here is in the normalised frame (longest bounding-box side = 1).
+core/skeleton.py runs them in this order (mirror_pairs last, with the placement).
+"""
+from .bones import default_up, shorten_end_bones, single_bone, to_bones
+from .chains import simplify_chains
+from .graph import adjacency, edge_list, node_components
+from .naming import bone_names
+from .parts import body_weights, join_parts, part_extents, solid_parts
+from .placement import center_in_sections, clearly_inside, push_inside
+from .refine import refine_nodes
+from .symmetry import MIRROR, is_mirror_symmetric, mirror_pairs, mirror_tree
+from .tree import choose_root, extend_leaves, orient, prune_spurs, spanning_tree, walk_to_junction
+
+__all__ = [
+    "MIRROR", "adjacency", "body_weights", "bone_names", "center_in_sections", "choose_root",
+    "clearly_inside", "default_up", "edge_list", "extend_leaves", "is_mirror_symmetric",
+    "join_parts", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
+    "prune_spurs", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
+    "single_bone", "solid_parts", "spanning_tree", "to_bones", "walk_to_junction",
+]

@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Graph helpers shared by the refinement stages: adjacency sets, edge lists, components.
+
+A skeleton graph is a dict node -> set of neighbour nodes (a defaultdict(set), so
+that looking a node up adds it with no neighbours).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+
+def adjacency(n, edges):
+    """Adjacency sets of an undirected graph.
+
+    Parameters
+    ----------
+    n : int
+        Nodes 0..n-1 are present even without edges.
+    edges : array_like (E, 2) int
+        Node pairs; self-loops are dropped.
+
+    Returns
+    -------
+    defaultdict(set)
+        node -> set of neighbour nodes.
+    """
+    adj = defaultdict(set)
+    for a, b in np.asarray(edges).reshape(-1, 2).tolist():
+        if a != b:
+            adj[a].add(b)
+            adj[b].add(a)
+    for i in range(n):
+        adj[i]
+    return adj
+
+
+def edge_list(adj):
+    """Sorted list of the graph's edges as (low, high) node pairs, each once."""
+    return sorted({(min(a, b), max(a, b)) for a in adj for b in adj[a]})
+
+
+def node_components(n, edges):
+    """Connected-component label of each of n nodes joined by edges (E, 2): returns (n,) ints.
+
+    Labels are scipy's: 0, 1, ... in order of each component's lowest node.
+    """
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    A = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    return connected_components(A, directed=False)[1]

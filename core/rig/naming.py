@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Naming: readable, mirror-friendly bone names (root, spine_01, arm_02.L, leg_01.R ...)."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .symmetry import MIRROR
+
+# A side chain pointing down more steeply than this (z below -0.7 of its length, about
+# 45°) is a leg, any other side chain an arm.
+LEG_DOWN_Z = 0.7
+# A centre chain rising (z) or pointing forward (-y) by more than this fraction of its
+# length (30°) is a spine or neck; any other centre chain is a tail.
+AHEAD_FRACTION = 0.5
+# Chains with the same label are numbered by depth, then height, then distance from the
+# plane, each rounded to this many decimals (normalised frame) so that float noise
+# between mirror images or equal heights does not decide the order.
+ORDER_DECIMALS = 3
+
+
+def bone_names(heads, tails, parents, side_tolerance: float):
+    """Readable, mirror-friendly names: root, spine_01, neck_01, tail_01, arm_01.L, leg_02.R ...
+
+    Chains (runs of single-child bones) get a label from their direction and where
+    they start, and a side suffix from their position relative to the x = 0 plane.
+    Right-side chains take the name of their mirror image on the left, so that
+    Blender's mirror tools pair them.
+
+    Parameters
+    ----------
+    heads, tails : (K, 3) float
+    parents : (K,) int
+        Parent bone, -1 for the root bone.
+    side_tolerance : float
+        Chains whose mean x is within this of the plane are centre chains.
+
+    Returns
+    -------
+    list of K unique str
+    """
+    K = len(heads)
+    children = defaultdict(list)
+    for b in range(K):
+        children[parents[b]].append(b)
+    names = [None] * K
+    roots = children[-1]
+    names[roots[0]] = "root"
+    key = _chain_order(heads, parents)
+    groups = defaultdict(list)
+    for chain in _bone_chains(children, parents, roots):
+        groups[_chain_label(heads, tails, parents, roots, chain, side_tolerance)].append(chain)
+    for (label, side), group in groups.items():
+        if side != ".R":
+            for g, chain in enumerate(sorted(group, key=key)):
+                _assign(names, chain, label if g == 0 else f"{label}{g + 1}", side)
+    for (label, side), group in groups.items():
+        if side == ".R":
+            _name_right(names, heads, tails, group, groups.get((label, ".L"), []), label, key)
+    for b in range(K):          # root-level extras without a chain (should not happen)
+        if names[b] is None:
+            names[b] = f"bone_{b:02d}"
+    return _unique(names)
+
+
+def _bone_chains(children, parents, roots):
+    """Runs of single-child bones, each from a bone that starts a branch (list of lists)."""
+    starts = [b for b in range(len(parents)) if b not in roots and
+              (parents[b] in roots or len(children[parents[b]]) != 1)]
+    chains = []
+    for s in starts:
+        chain = [s]
+        while len(children[chain[-1]]) == 1:
+            chain.append(children[chain[-1]][0])
+        chains.append(chain)
+    return chains
+
+
+def _chain_order(heads, parents):
+    """Sort key for chains with the same label: shallow first, then high, then central."""
+    depth = np.zeros(len(parents), int)
+    for b in range(len(parents)):
+        p = parents[b]
+        while p >= 0:
+            depth[b] += 1
+            p = parents[p]
+
+    def key(ch):
+        return (depth[ch[0]], -round(heads[ch[0]][2], ORDER_DECIMALS),
+                round(abs(heads[ch[0]][0]), ORDER_DECIMALS))
+    return key
+
+
+def _assign(names, chain, base, side):
+    """Name a chain's bones base_01, base_02 ... with the side suffix."""
+    for k, b in enumerate(chain):
+        names[b] = f"{base}_{k + 1:02d}{side}"
+
+
+def _name_right(names, heads, tails, group, left_group, label, key):
+    """Right-side chains take the base name of the nearest mirror image among the left
+    chains with the same label (each once); the others get the next free number."""
+    mirrors = {names[ch[0]].rsplit("_", 1)[0]: ch for ch in left_group}
+    used = set()
+    for chain in sorted(group, key=key):
+        a, b = heads[chain[0]] * MIRROR, tails[chain[-1]] * MIRROR
+        free = [(np.linalg.norm(heads[m[0]] - a) + np.linalg.norm(tails[m[-1]] - b), base)
+                for base, m in mirrors.items() if base not in used]
+        if free:
+            base = min(free)[1]
+        else:
+            n = len(mirrors) + len(used) + 1
+            base = label if n == 1 else f"{label}{n}"
+        used.add(base)
+        _assign(names, chain, base, ".R")
+
+
+def _chain_label(heads, tails, parents, roots, chain, side_tolerance):
+    """(label, side suffix) of a chain from its direction and where it starts."""
+    a, b = heads[chain[0]], tails[chain[-1]]
+    mid_x = np.mean([(heads[c][0] + tails[c][0]) / 2 for c in chain])
+    side = ".L" if mid_x > side_tolerance else ".R" if mid_x < -side_tolerance else ""
+    d = b - a
+    n = np.linalg.norm(d) + 1e-12
+    if side:
+        return ("leg" if d[2] < -LEG_DOWN_Z * n else "arm"), side
+    ahead = d[2] > AHEAD_FRACTION * n or d[1] < -AHEAD_FRACTION * n      # up, or forward (-Y) for animals
+    from_root = parents[chain[0]] in roots
+    if ahead:
+        return ("spine" if from_root else "neck"), ""
+    return "tail", ""
+
+
+def _unique(names):
+    """Names made unique Blender-style: a repeat gets .001, .002 ..."""
+    seen, out = defaultdict(int), []
+    for n in names:
+        seen[n] += 1
+        out.append(n if seen[n] == 1 else f"{n}.{seen[n] - 1:03d}")
+    return out

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Multi-part meshes: one connected skeleton graph out of one graph per mesh part.
+
+A character is often several loose meshes (body, head, eyes, clothes, hair). The
+heaviest solid part is the body; small parts get no bones, parts overlapping the
+body are absorbed by it, the rest hang off the nearest body node.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from .graph import adjacency, edge_list, node_components
+
+# volume / area^1.5 below this: an open sheet, not a body part (a sphere has 0.094,
+# a limb 100 radii long about 0.02).
+SOLID_RATIO = 0.005
+# A sheet's mass is scaled by this when choosing the body, so that any solid part
+# outweighs every sheet while sheets still rank among themselves by mass.
+SHEET_WEIGHT = 1e-6
+
+
+def solid_parts(V, F, part, area, min_ratio: float = SOLID_RATIO):
+    """Per part: does it enclose volume?
+
+    Parameters
+    ----------
+    V : (V, 3) float
+    F : (F, 3) int
+    part : (V,) int
+        Part label of each vertex.
+    area : (P,) float
+        Surface area of each part.
+    min_ratio : float
+        volume / area^1.5 above which a part is solid.
+
+    Returns
+    -------
+    (P,) bool
+    """
+    fp = part[F[:, 0]]
+    n = len(area)
+    count = np.maximum(np.bincount(fp, minlength=n), 1)[:, None]
+    centre = np.stack([np.bincount(fp, V[F].mean(axis=1)[:, k], n) for k in range(3)], 1) / count
+    a, b, c = (V[F[:, k]] - centre[fp] for k in range(3))
+    volume = np.abs(np.bincount(fp, np.einsum("ij,ij->i", a, np.cross(b, c)), n)) / 6
+    return volume > min_ratio * np.maximum(area, 1e-30) ** 1.5
+
+
+def part_extents(V, members, comp):
+    """Longest bounding-box side of the vertices merged into each graph component.
+
+    Parameters
+    ----------
+    V : (V, 3) float
+    members : list of k int arrays
+        Vertices merged into each graph node.
+    comp : (k,) int
+        Component label of each node (0..C-1).
+
+    Returns
+    -------
+    (C,) float
+    """
+    extent = np.zeros(comp.max() + 1)
+    for c in range(len(extent)):
+        pts = V[np.concatenate([members[k] for k in np.flatnonzero(comp == c)])]
+        extent[c] = np.ptp(pts, axis=0).max()
+    return extent
+
+
+def body_weights(mass, solid):
+    """Per part, the weight that ranks it for being the body: the biggest solid part wins."""
+    return mass * np.where(solid, 1.0, SHEET_WEIGHT)
+
+
+def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float,
+               inside_body=None, absorb: float = 1.0):
+    """Make one connected graph out of the per-part skeleton graphs.
+
+    Parameters
+    ----------
+    X : (k, 3) float
+        Node positions.
+    edges : (E, 2) int
+        Graph edges (one connected component per mesh part).
+    radius : (k,) float
+        Body radius at each node.
+    mass, extent : (k,) float
+        Per node, the weight (parts are joined heaviest first, the heaviest is the
+        body) and bounding-box size of the graph component it belongs to.
+    node_points : list of k (m, 3) arrays
+        Per node, the surface points merged into it.
+    min_part : float
+        Parts smaller than this get no bones.
+    min_branch : float
+        A piece of a part is kept only if its surface reaches this far from the body's.
+    inside_body : callable(points (n, 3), kept nodes) -> (n,) bool, optional
+        Whether points lie inside the surface of the parts kept so far.
+    absorb : float
+        A node is absorbed by the body if it is inside it, or within this many body
+        radii of a body node.
+
+    Returns
+    -------
+    kept : (m,) int
+        Kept node indices, sorted.
+    edges : list of (int, int)
+        Edges among them, in the original numbering.
+    """
+    n = len(X)
+    comp = node_components(n, edges)
+    order = sorted(set(comp.tolist()), key=lambda c: -mass[comp == c].sum())
+    adj = adjacency(n, edges)
+    kept = list(np.flatnonzero(comp == order[0]))
+    new_edges = [(a, b) for a, b in edge_list(adj) if comp[a] == order[0]]
+    for c in order[1:]:
+        idx = np.flatnonzero(comp == c)
+        if extent[idx[0]] < min_part:
+            continue                       # eyes, buttons: follow the nearest bone
+        _attach_part(X, adj, radius, node_points, idx, kept, new_edges, min_branch=min_branch,
+                     inside_body=inside_body, absorb=absorb)
+    return np.array(sorted(kept)), new_edges
+
+
+def _attach_part(X, adj, radius, node_points, idx, kept, new_edges, *, min_branch, inside_body, absorb):
+    """Join the part with nodes idx to the body (kept); appends to kept and new_edges."""
+    K = np.array(kept)
+    body = cKDTree(np.vstack([node_points[k] for k in K]))
+    target, free = _absorbed(X, radius, idx, K, inside_body, absorb)
+    if len(free) == 0:
+        return                             # a shell around the body (clothes, helmet)
+    sub = [(a, b) for a in free for b in adj[a] if b in set(free.tolist()) and a < b]
+    local = {v: k for k, v in enumerate(free.tolist())}
+    labels = node_components(len(free), [(local[a], local[b]) for a, b in sub])
+    for lab in set(labels.tolist()):
+        piece = free[labels == lab]
+        piece_set = set(piece.tolist())
+        # Keep only pieces whose surface reaches well away from the body's surface
+        # (a head, a ponytail, a separate limb); hair caps, clothes and armour hug
+        # it and get no bones.
+        reach = body.query(np.vstack([node_points[k] for k in piece]))[0]
+        if reach.max() < min_branch:
+            continue
+        kept.extend(piece.tolist())
+        new_edges.extend((a, b) for a, b in sub if a in piece_set)
+        new_edges.append(_link(X, adj, piece, target, K))
+
+
+def _absorbed(X, radius, idx, K, inside_body, absorb):
+    """Nodes of a part that the body absorbs.
+
+    Returns (dict absorbed node -> body node it merges into, (f,) the other nodes)."""
+    d = np.linalg.norm(X[idx, None] - X[None, K], axis=2)
+    near = K[d.argmin(axis=1)]
+    absorbed = d.min(axis=1) < absorb * radius[near]
+    if inside_body is not None:
+        absorbed |= inside_body(X[idx], K)
+    return dict(zip(idx[absorbed].tolist(), near[absorbed].tolist())), idx[~absorbed]
+
+
+def _link(X, adj, piece, target, K):
+    """The edge that hangs a piece off the body: the shortest of its edges into absorbed
+    nodes (redirected to their body node), else from its node nearest to a body node."""
+    links = [(a, target[b]) for a in piece for b in adj[a] if b in target]
+    if not links:
+        dd = np.linalg.norm(X[piece, None] - X[None, K], axis=2)
+        p, q = np.unravel_index(dd.argmin(), dd.shape)
+        links = [(piece[p], K[q])]
+    return min(links, key=lambda l: np.linalg.norm(X[l[0]] - X[l[1]]))

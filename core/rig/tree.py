@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Tree: spanning tree of the joined graph, leaves pushed to the tips, spurs pruned, root chosen.
+
+Trees here are adjacency dicts (see graph.py); `orient` turns one into parent links.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import minimum_spanning_tree
+
+from ..centering import ray_hits
+
+# Added to every edge length: scipy's sparse graphs take a zero weight for "no edge",
+# so two coincident nodes would lose the edge between them.
+EDGE_WEIGHT_FLOOR = 1e-9
+# choose_root takes the junction nearest the centre of mass unless it is more than this
+# (normalised frame) farther from it than the nearest node of all; tuned.
+ROOT_JUNCTION_SLACK = 0.1
+# A leaf branch shorter than this many junction radii is noise.
+SPUR_RADIUS_FACTOR = 1.2
+# extend_leaves moves a leaf this fraction of the way to the surface: most of the way,
+# so the chain gets its joints, without putting the joint on the skin; tuned.
+LEAF_REACH = 0.85
+# extend_leaves ignores surface hits farther than this (normalised frame) from the leaf;
+# tuned.
+LEAF_MAX_GAP = 0.5
+
+
+def spanning_tree(X, nodes, edges):
+    """Minimum spanning tree (by edge length) over the given nodes: breaks cycles.
+
+    Parameters
+    ----------
+    X : (k, 3) float
+        Node positions.
+    nodes : (m,) int
+        The nodes to span.
+    edges : list of (int, int)
+        Edges among them.
+
+    Returns
+    -------
+    list of (int, int)
+        Tree edges, in the nodes' numbering.
+    """
+    index = {v: k for k, v in enumerate(nodes.tolist())}
+    e = np.array([(index[a], index[b]) for a, b in edges], dtype=np.int64).reshape(-1, 2)
+    w = np.linalg.norm(X[nodes[e[:, 0]]] - X[nodes[e[:, 1]]], axis=1) + EDGE_WEIGHT_FLOOR
+    G = sp.coo_matrix((w, (e[:, 0], e[:, 1])), shape=(len(nodes), len(nodes)))
+    T = minimum_spanning_tree(G).tocoo()
+    return [(int(nodes[a]), int(nodes[b])) for a, b in zip(T.row, T.col)]
+
+
+def choose_root(X, adj, centroid):
+    """Junction nearest the centre of mass (the pelvis of a biped), else nearest node.
+
+    X: (k, 3) node positions; adj: the tree; centroid: (3,). Returns the root node.
+    """
+    nodes = np.array(sorted(adj))
+    dist = np.linalg.norm(X[nodes] - centroid, axis=1)
+    nearest = nodes[dist.argmin()]
+    junctions = [v for v in nodes if len(adj[v]) >= 3]
+    if junctions:
+        dj = np.linalg.norm(X[junctions] - centroid, axis=1)
+        if dj.min() < dist.min() + ROOT_JUNCTION_SLACK:
+            return int(junctions[int(dj.argmin())])
+    return int(nearest)
+
+
+def walk_to_junction(adj, leaf):
+    """Path (list of nodes) from a leaf to the first node whose degree is not 2, both included."""
+    path, prev, cur = [leaf], None, leaf
+    while True:
+        nxt = [v for v in adj[cur] if v != prev]
+        if len(nxt) != 1:
+            return path
+        prev, cur = cur, nxt[0]
+        path.append(cur)
+        if len(adj[cur]) != 2:
+            return path
+
+
+def extend_leaves(X, adj, V, F, reach: float = LEAF_REACH):
+    """Push each leaf node out along its branch, most of the way to the surface.
+
+    Contraction pulls limb ends back from the tips (fingertips, snouts, tails).
+
+    Parameters
+    ----------
+    X : (k, 3) float
+        Node positions.
+    adj : dict
+        The tree.
+    V, F : (V, 3) float, (F, 3) int
+        The surface.
+    reach : float
+        Fraction of the way to the surface.
+
+    Returns
+    -------
+    (k, 3) float
+        A copy of X with the leaves moved.
+    """
+    X = X.copy()
+    T0 = V[F[:, 0]]
+    E1, E2 = V[F[:, 1]] - T0, V[F[:, 2]] - T0
+    for leaf in [v for v in adj if len(adj[v]) == 1]:
+        path = walk_to_junction(adj, leaf)
+        if len(path) < 2:
+            continue
+        u = X[path[0]] - X[path[-1]]      # the whole branch's direction: a head grows up, not into the nose
+        n = np.linalg.norm(u)
+        if n < 1e-9:
+            continue
+        u /= n
+        t = ray_hits(X[leaf], u[None], T0, E1, E2)[0]
+        if np.isfinite(t) and t < LEAF_MAX_GAP:
+            X[leaf] = X[leaf] + reach * t * u
+    return X
+
+
+def prune_spurs(X, adj, radius, min_length: float):
+    """Remove short leaf branches (collapse noise) until none is left.
+
+    A leaf branch goes when it is shorter than min_length or than SPUR_RADIUS_FACTOR
+    radii of the junction it grows from. adj is changed in place and returned.
+    """
+    changed = True
+    while changed:
+        changed = False
+        for leaf in [v for v in list(adj) if len(adj[v]) == 1]:
+            if leaf not in adj or len(adj[leaf]) != 1:
+                continue
+            path = walk_to_junction(adj, leaf)
+            junction = path[-1]
+            if len(adj[junction]) < 3:
+                continue
+            length = np.linalg.norm(np.diff(X[path], axis=0), axis=1).sum()
+            if length < max(min_length, SPUR_RADIUS_FACTOR * radius[junction]):
+                _remove(adj, path[:-1])
+                changed = True
+    return adj
+
+
+def _remove(adj, nodes):
+    """Delete nodes and their edges from adj."""
+    for v in nodes:
+        for u in adj.pop(v):
+            if u in adj:
+                adj[u].discard(v)
+
+
+def orient(adj, root):
+    """parent[node] for a tree given as adjacency, and the nodes in breadth-first order.
+
+    Returns (dict node -> parent node, -1 for the root; list of nodes, root first).
+    """
+    parent, order, stack = {root: -1}, [root], [root]
+    while stack:
+        nxt = []
+        for v in stack:
+            for u in sorted(adj[v]):
+                if u not in parent:
+                    parent[u] = v
+                    order.append(u)
+                    nxt.append(u)
+        stack = nxt
+    return parent, order
