@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..mesh import bbox_diagonal, triangle_edges, weld_positions
+
 __all__ = ["K", "VERSION", "SkinModel", "candidate_mask", "candidate_inputs", "forward",
            "init_params", "smooth_weights", "scatter_weights", "surface_adjacency",
            "load_model", "default_model", "DEFAULT_MODEL_PATH"]
@@ -149,12 +151,9 @@ def surface_adjacency(vertices, faces, weld: float = 1e-6):
     Vx = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
     F = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
     n = len(Vx)
-    diag = float(np.linalg.norm(Vx.max(0) - Vx.min(0))) if n else 0.0
-    key = np.round(Vx / max(weld * diag, 1e-12)).astype(np.int64)
-    _, weld_id, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-    weld_id = weld_id.reshape(-1)
+    _, weld_id, counts = weld_positions(Vx, max(weld * bbox_diagonal(Vx), 1e-12))
     m = int(weld_id.max()) + 1 if n else 0
-    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    e = triangle_edges(F)
     a, b = weld_id[e[:, 0]], weld_id[e[:, 1]]
     keep = a != b
     a, b = a[keep], b[keep]
