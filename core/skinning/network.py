@@ -34,13 +34,14 @@ from pathlib import Path
 import numpy as np
 
 from ..mesh import bbox_diagonal, triangle_edges, weld_positions
+from .features import K
+from .weights import scatter
 
 __all__ = ["K", "VERSION", "SkinModel", "candidate_mask", "candidate_inputs", "forward",
-           "init_params", "smooth_weights", "scatter_weights", "surface_adjacency",
+           "init_params", "smooth_weights", "surface_adjacency",
            "load_model", "default_model", "DEFAULT_MODEL_PATH"]
 
 VERSION = 1
-K = 5                      # candidate bones per vertex (SPEC B1)
 PRIOR_EPS = 1e-4           # log(prior + eps): keeps zero-prior candidates reachable
 MASKED = -1e9              # logit of a masked candidate
 PARAM_NAMES = ("W1a", "b1a", "W1b", "b1b", "W2a", "b2a", "W2b", "b2b", "alpha")
@@ -187,18 +188,6 @@ def smooth_weights(weights, vertices, faces, *, iterations: int, strength: float
     return np.divide(out, total, out=np.zeros_like(out), where=total > 0)
 
 
-def scatter_weights(probs, candidates, n_joints: int) -> np.ndarray:
-    """(V,K) candidate weights -> dense (V,J) bone weights (repeats add up)."""
-    probs = np.asarray(probs, dtype=np.float64)
-    c = np.asarray(candidates, dtype=np.int64)
-    V = len(probs)
-    W = np.zeros((V, int(n_joints)), dtype=np.float64)
-    ok = c >= 0
-    rows = np.broadcast_to(np.arange(V)[:, None], c.shape)
-    np.add.at(W, (rows[ok], c[ok]), probs[ok])
-    return W
-
-
 # -- the model ------------------------------------------------------------------------------
 
 @dataclass
@@ -258,7 +247,7 @@ class SkinModel:
             cand = np.asarray(features.candidates, dtype=np.int64)
             valid = candidate_mask(cand)
             n_bones = int(getattr(features, "n_bones", cand.max() + 1))
-            W = scatter_weights(np.where(valid, probs, 0.0), cand, n_bones)
+            W = scatter(cand, np.where(valid, probs, 0.0), n_bones)
             W = smooth_weights(W, mesh.V, mesh.F, iterations=iterations,
                                strength=float(sm.get("strength", 0.5)))
             probs = np.where(valid, np.take_along_axis(W, cand, axis=1), 0.0)
