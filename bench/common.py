@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Shared helpers for the benchmarks: records, mesh subdivision, sandboxed workers.
+"""Shared helpers for the benchmarks: records, graph statistics, sandboxed workers.
 
 A `Worker` is a separate Python process (spawned, not forked) that runs one task at a
 time; a task that raises, crashes the process or runs past its timeout is reported as
@@ -55,22 +55,6 @@ def load_record(path) -> dict:
         }
 
 
-def subdivide_midpoint(V, F):
-    """One 1→4 midpoint subdivision (shape unchanged, ~4x vertices). Returns (V', F')."""
-    V = np.asarray(V, dtype=np.float64)
-    F = np.asarray(F, dtype=np.int64)
-    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
-    e.sort(axis=1)
-    uniq, inv = np.unique(e, axis=0, return_inverse=True)
-    inv = inv.reshape(3, -1) + len(V)            # midpoint vertex of edge (0,1), (1,2), (2,0)
-    Vn = np.concatenate([V, 0.5 * (V[uniq[:, 0]] + V[uniq[:, 1]])])
-    a, b, c = F[:, 0], F[:, 1], F[:, 2]
-    ab, bc, ca = inv
-    Fn = np.concatenate([np.stack([a, ab, ca], 1), np.stack([ab, b, bc], 1),
-                         np.stack([ca, bc, c], 1), np.stack([ab, bc, ca], 1)])
-    return Vn, Fn
-
-
 def normalise(V):
     """Centre on the bounding-box centre and scale the largest extent to 1.
 
@@ -84,13 +68,11 @@ def normalise(V):
 
 def graph_tree_stats(n_nodes: int, edges) -> tuple[int, bool]:
     """(connected components, is one tree) of an undirected graph on n_nodes nodes."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+    from bonesmith.core.mesh import edge_components
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     if n_nodes == 0:
         return 0, False
-    a = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n_nodes, n_nodes))
-    n_comp, _ = connected_components(a, directed=False)
+    n_comp, _ = edge_components(n_nodes, edges)
     return int(n_comp), bool(n_comp == 1 and len(edges) == n_nodes - 1)
 
 

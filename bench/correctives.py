@@ -99,12 +99,13 @@ def frame_cost(armature, copy, rotations, names) -> float:
 def run(path, levels, args) -> dict:
     from bonesmith.bridge import correctives as bc
     from bonesmith.core import correctives as cc
+    from bonesmith.core.mesh import bbox_diagonal
 
     armature, obj = build_scene(path, levels)
     ch = bc.character_arrays(armature, [obj])
     names, T, W = ch["names"], ch["vertices"], ch["weights"]
     args_fit = (T, ch["faces"], ch["joints"], ch["parents"], W)
-    diag = float(np.linalg.norm(np.ptp(T, axis=0)))
+    diag = bbox_diagonal(T)
     B = bc.bone_rest_rotations(armature, names)
     R = cc.random_rotations(ch["parents"], args.train + args.test, max_degrees=args.max_degrees,
                             seed=args.seed)

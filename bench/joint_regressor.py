@@ -64,6 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS, fmt, markdown_table  # noqa: E402
 
 from bonesmith.core.correctives import fit_joint_regressor  # noqa: E402
+from bonesmith.core.mesh import bbox_diagonal  # noqa: E402
 
 CACHE = RESULTS / "cache" / "anny"
 RIG = "game_engine-blender"
@@ -133,10 +134,6 @@ def identities(kind: str, count: int, seed: int, local: float, use_cache: bool =
 
 # -- evaluation ------------------------------------------------------------------------------
 
-def diagonal(V) -> float:
-    return float(np.linalg.norm(V.max(axis=0) - V.min(axis=0)))
-
-
 def centroid_baseline(train_v, train_j, V):
     offsets = train_j - train_v.mean(axis=1, keepdims=True)
     return offsets.mean(axis=0) + V.mean(axis=0)
@@ -170,7 +167,7 @@ def evaluate(verts, points, splits, options) -> tuple[dict, float]:
         for m, predict in methods.items():
             for k in test:
                 errors.setdefault(m, []).append(
-                    100.0 * np.linalg.norm(predict(verts[k]) - points[k], axis=1) / diagonal(verts[k]))
+                    100.0 * np.linalg.norm(predict(verts[k]) - points[k], axis=1) / bbox_diagonal(verts[k]))
     return {m: np.array(e) for m, e in errors.items()}, float(np.mean(seconds))
 
 
@@ -248,7 +245,7 @@ def main(argv=None):
                  np.concatenate([neutral["joints"], neutral["joint_tails"]]))):
             methods, secs = fit_methods(phenotype["verts"], train_pts, options)
             for m, predict in methods.items():
-                e = 100.0 * np.linalg.norm(predict(V) - truth, axis=1) / diagonal(V)
+                e = 100.0 * np.linalg.norm(predict(V) - truth, axis=1) / bbox_diagonal(V)
                 rows.append(["mpfb_game_engine_neutral (fit: phenotype)", label, m, 1, len(V),
                              len(truth), *summary(e), fmt(secs, 3) if m == "Joint_net" else "–"])
 

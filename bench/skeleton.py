@@ -36,11 +36,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (DATA_DEFAULT, RESULTS, SOURCES, Worker, fmt, list_records,  # noqa: E402
-                    load_record, markdown_table, parents_tree_stats, source_of,
-                    subdivide_midpoint)
+                    load_record, markdown_table, parents_tree_stats, source_of)
 from skeleton_methods import METHODS  # noqa: E402
 
 from bonesmith.core import metrics as M  # noqa: E402
+from bonesmith.core.mesh import subdivide_midpoint  # noqa: E402
 
 CSV_FIELDS = ["record", "source", "method", "status", "error", "seconds", "n_joints",
               "artist_joints", "joint_ratio", "one_tree", "n_components", "cd_j2j",

@@ -47,9 +47,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (DATA_DEFAULT, RESULTS, SOURCES, Worker, fmt, list_records,  # noqa: E402
-                    load_record, markdown_table, source_of, subdivide_midpoint)
+                    load_record, markdown_table, source_of)
 from skin_methods import METHODS  # noqa: E402
 from splits import family_of, split_of  # noqa: E402
+
+from bonesmith.core.mesh import bbox_diagonal, subdivide_midpoint  # noqa: E402
 
 INFLUENCE = 1e-4
 CSV_FIELDS = ["record", "source", "family", "split", "method", "status", "error", "seconds",
@@ -125,7 +127,7 @@ def score(rec, W) -> dict:
     dmean = dmax = float("nan")
     A = rec["pose_A"]
     if len(A):
-        diag = float(np.linalg.norm(V.max(axis=0) - V.min(axis=0)))
+        diag = bbox_diagonal(V)
         e = np.linalg.norm(lbs(V, Wn, A) - lbs(V, Wa, A), axis=2)[:, keep] / diag * 100.0
         dmean, dmax = float(e.mean()), float(e.max())
     return dict(l1=l1, precision=prec, recall=rec_, deform_mean=dmean, deform_max=dmax,

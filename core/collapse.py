@@ -13,6 +13,8 @@ import heapq
 
 import numpy as np
 
+from .mesh import unique_edges
+
 
 def edge_quadrics(P, E):
     """Q_i = sum over edges (i,j) of K_ij^T K_ij: squared distance to the edge lines."""
@@ -42,7 +44,7 @@ def collapse_to_graph(P, F, *, shape_weight: float = 1.0, sampling_weight: float
     """
     P = np.asarray(P, dtype=np.float64)
     n = len(P)
-    E = np.unique(np.sort(np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]]), axis=1), axis=0)
+    E = unique_edges(F)
     Q = edge_quadrics(P, E)
     Ph = np.hstack([P, np.ones((n, 1))])
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from .errors import InvalidMeshError
+from .mesh import bbox_diagonal, subdivide_midpoint, weld_positions
 
 WELD_TOLERANCE = 1e-6      # relative to the bounding-box diagonal
 MIN_AREA_RATIO = 1e-12     # total area / diagonal^2 below this is "flat"
@@ -36,7 +35,7 @@ class CleanMesh:
 
     @property
     def diagonal(self) -> float:
-        return float(np.linalg.norm(np.ptp(self.vertices, axis=0)))
+        return bbox_diagonal(self.vertices)
 
 
 def validate(vertices, faces):
@@ -101,8 +100,7 @@ def weld_normalised(V, F, *, weld: bool = True, purpose: str = "rig") -> Welded:
     diagonal = float(np.linalg.norm((hi - lo) / extent))
     Vn = np.where(np.isfinite(V).all(axis=1)[:, None], (V - center) / extent, 0.0)
     if weld:
-        keys = np.round(Vn[used] / (WELD_TOLERANCE * diagonal)).astype(np.int64)
-        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        first, inverse, _ = weld_positions(Vn[used], WELD_TOLERANCE * diagonal)
     else:
         first, inverse = np.arange(len(used)), np.arange(len(used))
     remap = np.full(len(V), -1, np.int64)
@@ -143,24 +141,6 @@ def clean_mesh(vertices, faces) -> CleanMesh:
     return CleanMesh(Vw, Fw, w.center, w.extent, w.source[keep], re[w.faces])
 
 
-def vertex_components(n, F):
-    """Connected component label per vertex (through faces)."""
-    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
-    A = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
-    return connected_components(A, directed=False)[1]
-
-
-def subdivide(V, F):
-    """One 1->4 midpoint subdivision: same surface, about 4x the vertices."""
-    e = np.sort(np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]]), axis=1)
-    edges, inv = np.unique(e, axis=0, return_inverse=True)
-    ab, bc, ca = inv.reshape(3, -1) + len(V)
-    a, b, c = F.T
-    Vs = np.concatenate([V, 0.5 * (V[edges[:, 0]] + V[edges[:, 1]])])
-    Fs = np.concatenate([np.stack(t, axis=1) for t in ((a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca))])
-    return Vs, Fs
-
-
 def resample(V, F, target_vertices: int):
     """The contraction proxy, within a factor 2 of target_vertices: big meshes are
     decimated, small low-poly ones subdivided (their long edges contract and collapse
@@ -169,7 +149,7 @@ def resample(V, F, target_vertices: int):
     if len(V) > target_vertices:
         return decimate(V, F, target_vertices)
     while 2 * len(V) < target_vertices:
-        V, F = subdivide(V, F)
+        V, F = subdivide_midpoint(V, F)
     return V, F
 
 

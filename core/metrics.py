@@ -25,9 +25,10 @@ from __future__ import annotations
 from enum import IntEnum
 
 import numpy as np
-from scipy.sparse import coo_matrix, csr_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse import csr_matrix
 from scipy.spatial import cKDTree
+
+from . import mesh
 
 __all__ = [
     "bbox_diagonal", "point_segment_distance", "sample_bones",
@@ -63,8 +64,7 @@ def _segments(x, name) -> np.ndarray:
 
 def bbox_diagonal(V) -> float:
     """Length of the diagonal of the axis-aligned bounding box of points V (N,3)."""
-    V = _points(V, "V")
-    return float(np.linalg.norm(V.max(axis=0) - V.min(axis=0)))
+    return mesh.bbox_diagonal(_points(V, "V"))
 
 
 def point_segment_distance(points, segments) -> np.ndarray:
@@ -208,18 +208,12 @@ def mesh_components(V, F, weld_tol: float = 1e-6):
     V, F = _mesh_arrays(V, F)
     diag = bbox_diagonal(V)
     tol = weld_tol * diag if diag > 0 else 1.0
-    key = np.round((V - V.min(axis=0)) / tol).astype(np.int64)
-    _, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
+    first, inv, _ = mesh.weld_positions(V, tol, origin=V.min(axis=0))
     Vw = V[first]
     Fw = inv[F]
-    n = len(Vw)
     if len(Fw) == 0:
         return Vw, Fw, np.zeros(0, dtype=np.int64), 0
-    rows = np.concatenate([Fw[:, 0], Fw[:, 1]])
-    cols = np.concatenate([Fw[:, 1], Fw[:, 2]])
-    adj = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
-    _, vlabel = connected_components(adj, directed=False)
+    _, vlabel = mesh.vertex_components(len(Vw), Fw)
     flabel = vlabel[Fw[:, 0]]
     _, flabel = np.unique(flabel, return_inverse=True)
     flabel = flabel.reshape(-1)

@@ -9,6 +9,7 @@ import pytest
 from bonesmith.core.errors import BonesmithError, Cancelled
 from bonesmith.core.skinning import network as N
 from bonesmith.core.skinning.features import vertex_features
+from bonesmith.core.skinning.weights import scatter
 
 
 def tube_character(length=2.0, n_bones=3, radius=0.2, rings=16, sides=8, softness=0.15,
@@ -129,7 +130,7 @@ def test_smoothing_is_smooth(features):
     S, A, G, _ = N.surface_adjacency(features.mesh.V, features.mesh.F)
 
     def roughness(p):
-        W = N.scatter_weights(p, features.candidates, features.n_bones)
+        W = scatter(features.candidates, p, features.n_bones)
         return np.abs(W - S @ (A @ (G @ W))).sum(axis=1).mean()
     assert roughness(smooth) < 0.8 * roughness(rough)
 

@@ -257,3 +257,5 @@ def test_prune_and_scatter():
     np.testing.assert_allclose(out[2], [0, 1, 0, 0, 0])
     S = scatter(np.array([[1, 1, 0]]), np.array([[0.25, 0.25, 0.5]]), 3)
     np.testing.assert_allclose(S, [[0.5, 0.5, 0]])
+    S = scatter(np.array([[2, -1, 0]]), np.array([[0.25, 0.25, 0.5]]), 3)   # < 0: no bone
+    np.testing.assert_array_equal(S, [[0.5, 0, 0.25]])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
+from ..mesh import bbox_diagonal
 from .errors import CorrectivesError
 from .kinematics import blended_rotations, lbs, skinning_matrices
 from .model import CorrectiveModel, rotation_features
@@ -138,7 +139,7 @@ def _visible_joints(W, parents, verts, reach) -> np.ndarray:
     child = np.flatnonzero(parents >= 0)
     sees[:, parents[child]] |= influence[:, child]
     sees[:, parents < 0] = False
-    radius = reach * float(np.linalg.norm(np.ptp(verts, axis=0)))
+    radius = reach * bbox_diagonal(verts)
     if radius > 0:
         for j in np.flatnonzero(sees.any(axis=0)):
             region = cKDTree(verts[sees[:, j]])

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .geodesic import bone_geodesics, mesh_edges
+from ..mesh import unique_edges
+from .geodesic import bone_geodesics
 from .heat import HeatOptions, HeatResult, bone_heat
 from .prep import Bones, SkinMesh, prepare_bones, prepare_mesh
 
@@ -103,7 +104,7 @@ class FeatureSet:
 def _one_ring_neighbours(V, F, h):
     """5 nearest one-ring neighbours per vertex as (offsets (n,5,3)/h, inverse distances h/d)."""
     n = len(V)
-    E = mesh_edges(F)
+    E = unique_edges(F)
     a = np.concatenate([E[:, 0], E[:, 1]])
     b = np.concatenate([E[:, 1], E[:, 0]])
     d = np.linalg.norm(V[a] - V[b], axis=1)
@@ -168,7 +169,7 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
 
     # vertex block
     N = heat.normals
-    E = mesh_edges(mesh.F)
+    E = unique_edges(mesh.F)
     h = float(np.linalg.norm(V[E[:, 0]] - V[E[:, 1]], axis=1).mean()) or 1.0
     off, inv_nb = _one_ring_neighbours(V, mesh.F, h)
     xv = np.concatenate([V, N, off.reshape(n, 15), inv_nb], axis=1)

@@ -30,14 +30,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 
+from ..mesh import unique_edges
 from .prep import SkinMesh
 
 JUMP = 3.0
-
-
-def mesh_edges(F):
-    from .geometry import unique_edges
-    return unique_edges(F)
 
 
 def bone_geodesics(mesh: SkinMesh, dist, seeds, *, jump: float = JUMP) -> np.ndarray:
@@ -45,7 +41,7 @@ def bone_geodesics(mesh: SkinMesh, dist, seeds, *, jump: float = JUMP) -> np.nda
     bool, True where bone j is a nearest visible bone of vertex i."""
     n, J = dist.shape
     V = mesh.V
-    E = mesh_edges(mesh.F)
+    E = unique_edges(mesh.F)
     el = np.linalg.norm(V[E[:, 0]] - V[E[:, 1]], axis=1) + 1e-12
     rows = [E[:, 0], E[:, 1]]
     cols = [E[:, 1], E[:, 0]]

@@ -9,6 +9,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 from scipy.spatial import cKDTree
 
+from ..mesh import edge_components, triangle_edges
+
 _CHUNK = 2_000_000   # entries of an (points x bones) work array
 
 
@@ -87,19 +89,11 @@ def cotangent_laplacian(V, F, max_cot: float = 1e3, edge_count: bool = True):
     return C.tocsc(), np.maximum(M, floor)
 
 
-def unique_edges(F) -> np.ndarray:
-    """(E, 2) undirected edges of triangles F, each once, smaller index first."""
-    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
-    nv = int(F.max()) + 1 if len(F) else 1
-    key = np.unique(np.minimum(e[:, 0], e[:, 1]) * nv + np.maximum(e[:, 0], e[:, 1]))
-    return np.stack([key // nv, key % nv], axis=1)
-
-
 def face_adjacency(F):
     """Pairs of faces (a, b) sharing an edge used by exactly two faces, and whether the
     two traverse that edge in the same direction (inconsistent winding)."""
     m = len(F)
-    he = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    he = triangle_edges(F)
     fid = np.tile(np.arange(m), 3)
     nv = int(F.max()) + 1 if m else 1
     key = np.minimum(he[:, 0], he[:, 1]) * nv + np.maximum(he[:, 0], he[:, 1])
@@ -122,13 +116,11 @@ def orient_faces(F):
 
     One breadth-first search from a virtual face joined to the first face of every
     patch (a mesh of 10k separate hair cards costs one search, not 10k)."""
-    from scipy.sparse.csgraph import connected_components
     m = len(F)
     a, b, same = face_adjacency(F)
     if len(a) == 0:
         return F.copy(), np.zeros(m, bool), np.arange(m)
-    G = sp.coo_matrix((np.ones(2 * len(a)), (np.concatenate([a, b]), np.concatenate([b, a]))), shape=(m, m))
-    n_lab, lab = connected_components(G, directed=False)
+    n_lab, lab = edge_components(m, np.stack([a, b], axis=1))
     first = np.full(n_lab, -1)
     first[lab[::-1]] = np.arange(m)[::-1]
     root = np.full(n_lab, m)

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
+from ..mesh import weld_positions
 from .geometry import bone_distances, cotangent_laplacian, orient_faces, segments_blocked, vertex_normals
 from .prep import Bones, SkinMesh
 
@@ -93,12 +94,11 @@ def representatives(V, F, target: int):
     area = 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1).sum()
     h = np.sqrt(area / target)
     for _ in range(6):
-        keys = np.floor(V / h).astype(np.int64)
-        _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        first, inv, _ = weld_positions(V, h, snap="floor")
         if len(first) <= 1.3 * target:
             break
         h *= np.sqrt(len(first) / target)
-    return first[inv.reshape(-1)]
+    return first[inv]
 
 
 def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: HeatOptions, F=None):

@@ -35,12 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ..mesh import bbox_diagonal, triangle_edges, weld_positions
+from .features import K
+from .weights import scatter
+
 __all__ = ["K", "VERSION", "SkinModel", "candidate_mask", "candidate_inputs", "forward",
-           "init_params", "smooth_weights", "scatter_weights", "surface_adjacency",
+           "init_params", "smooth_weights", "surface_adjacency",
            "load_model", "default_model", "DEFAULT_MODEL_PATH"]
 
 VERSION = 1
-K = 5                      # candidate bones per vertex (docs/auto_skin.md#candidates)
 PRIOR_EPS = 1e-4           # log(prior + eps): keeps zero-prior candidates reachable
 MASKED = -1e9              # logit of a masked candidate
 PARAM_NAMES = ("W1a", "b1a", "W1b", "b1b", "W2a", "b2a", "W2b", "b2b", "alpha")
@@ -151,12 +154,9 @@ def surface_adjacency(vertices, faces, weld: float = 1e-6):
     Vx = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
     F = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
     n = len(Vx)
-    diag = float(np.linalg.norm(Vx.max(0) - Vx.min(0))) if n else 0.0
-    key = np.round(Vx / max(weld * diag, 1e-12)).astype(np.int64)
-    _, weld_id, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-    weld_id = weld_id.reshape(-1)
+    _, weld_id, counts = weld_positions(Vx, max(weld * bbox_diagonal(Vx), 1e-12))
     m = int(weld_id.max()) + 1 if n else 0
-    e = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    e = triangle_edges(F)
     a, b = weld_id[e[:, 0]], weld_id[e[:, 1]]
     keep = a != b
     a, b = a[keep], b[keep]
@@ -188,18 +188,6 @@ def smooth_weights(weights, vertices, faces, *, iterations: int, strength: float
     out = S @ w
     total = out.sum(axis=1, keepdims=True)
     return np.divide(out, total, out=np.zeros_like(out), where=total > 0)
-
-
-def scatter_weights(probs, candidates, n_joints: int) -> np.ndarray:
-    """(V,K) candidate weights -> dense (V,J) bone weights (repeats add up)."""
-    probs = np.asarray(probs, dtype=np.float64)
-    c = np.asarray(candidates, dtype=np.int64)
-    V = len(probs)
-    W = np.zeros((V, int(n_joints)), dtype=np.float64)
-    ok = c >= 0
-    rows = np.broadcast_to(np.arange(V)[:, None], c.shape)
-    np.add.at(W, (rows[ok], c[ok]), probs[ok])
-    return W
 
 
 # -- the model ------------------------------------------------------------------------------
@@ -261,7 +249,7 @@ class SkinModel:
             cand = np.asarray(features.candidates, dtype=np.int64)
             valid = candidate_mask(cand)
             n_bones = int(getattr(features, "n_bones", cand.max() + 1))
-            W = scatter_weights(np.where(valid, probs, 0.0), cand, n_bones)
+            W = scatter(cand, np.where(valid, probs, 0.0), n_bones)
             W = smooth_weights(W, mesh.V, mesh.F, iterations=iterations,
                                strength=float(sm.get("strength", 0.5)))
             probs = np.where(valid, np.take_along_axis(W, cand, axis=1), 0.0)

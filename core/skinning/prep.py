@@ -15,7 +15,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..errors import InvalidArmatureError, InvalidMeshError
-from ..meshprep import compact, triangle_areas, unique_faces, validate, vertex_components, weld_normalised
+from ..mesh import vertex_components
+from ..meshprep import compact, triangle_areas, unique_faces, validate, weld_normalised
 
 DEGENERATE_AREA = 1e-14      # face area / diagonal^2 below this is dropped
 
@@ -66,8 +67,8 @@ def prepare_mesh(vertices, faces, *, weld: bool = True) -> SkinMesh:
     if len(lost):
         _, nn = cKDTree(Vk).query(w.normalised[lost])
         vmap[lost] = np.where(np.isfinite(V[lost]).all(axis=1), nn, 0)
-    comp = vertex_components(len(Vk), Fk)
-    return SkinMesh(Vk, Fk, vmap, w.source[keep], comp, int(comp.max()) + 1, w.center, w.extent)
+    n_comp, comp = vertex_components(len(Vk), Fk)
+    return SkinMesh(Vk, Fk, vmap, w.source[keep], comp, n_comp, w.center, w.extent)
 
 
 def default_tails(joints, parents):

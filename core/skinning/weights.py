@@ -7,13 +7,28 @@ import numpy as np
 
 
 def scatter(candidates, probs, n_bones: int) -> np.ndarray:
-    """(V, K) candidate bone indices + (V, K) weights -> dense (V, J). Repeated
-    candidates (characters with fewer than K bones) add up."""
+    """Candidate weights to dense bone weights.
+
+    Parameters
+    ----------
+    candidates : (V, K) int array
+        Bone index of each candidate; < 0: no bone (its weight is dropped).
+    probs : (V, K) float array
+        Weight of each candidate.
+    n_bones : int
+        J.
+
+    Returns
+    -------
+    (V, J) float64 array
+        Repeated candidates (characters with fewer than K bones) add up.
+    """
     c = np.asarray(candidates, dtype=np.int64)
     p = np.asarray(probs, dtype=np.float64)
-    V, K = c.shape
-    W = np.zeros((V, n_bones))
-    np.add.at(W, (np.repeat(np.arange(V), K), c.ravel()), p.ravel())
+    W = np.zeros((len(c), int(n_bones)))
+    ok = c >= 0
+    rows = np.broadcast_to(np.arange(len(c))[:, None], c.shape)
+    np.add.at(W, (rows[ok], c[ok]), p[ok])
     return W
 
 

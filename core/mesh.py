@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Mesh primitives on (V, 3) float vertex and (F, 3) int triangle arrays.
+
+One small function per concern, each written once here and called by meshprep,
+metrics, collapse, skinning and the benchmarks. Pure numpy/scipy, never bpy. The
+functions keep their inputs' dtypes and return arrays in a fixed, documented order:
+callers rely on it for bit-identical results.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+__all__ = ["triangle_edges", "unique_edges", "edge_components", "vertex_components",
+           "weld_positions", "bbox_diagonal", "subdivide_midpoint"]
+
+
+def triangle_edges(F) -> np.ndarray:
+    """Directed half-edges of triangles.
+
+    Parameters
+    ----------
+    F : (m, 3) int array
+        Triangles.
+
+    Returns
+    -------
+    (3m, 2) array, F's dtype
+        Three blocks of m rows: every face's (0, 1) edge, then its (1, 2) edges, then
+        its (2, 0) edges. Row ``k * m + f`` is edge ``k`` of face ``f``.
+    """
+    F = np.asarray(F)
+    return np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+
+
+def unique_edges(F) -> np.ndarray:
+    """Undirected edges of triangles, each once.
+
+    Parameters
+    ----------
+    F : (m, 3) int array
+        Triangles.
+
+    Returns
+    -------
+    (E, 2) array, F's dtype
+        Smaller vertex index first, rows sorted lexicographically (as
+        ``np.unique(np.sort(triangle_edges(F), axis=1), axis=0)``).
+    """
+    F = np.asarray(F)
+    e = triangle_edges(F).astype(np.int64, copy=False)   # int64 keys: no overflow
+    nv = int(F.max()) + 1 if len(F) else 1
+    key = np.unique(np.minimum(e[:, 0], e[:, 1]) * nv + np.maximum(e[:, 0], e[:, 1]))
+    return np.stack([key // nv, key % nv], axis=1).astype(F.dtype, copy=False)
+
+
+def edge_components(n, edges):
+    """Connected components of an undirected graph.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    edges : (E, 2) int array_like
+        Node pairs; direction and repeats do not matter.
+
+    Returns
+    -------
+    count : int
+        Number of components (an isolated node is one).
+    labels : (n,) int32 array
+        Component of each node, numbered in the order of their smallest node
+        (scipy.sparse.csgraph.connected_components).
+    """
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    A = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
+    return connected_components(A, directed=False)
+
+
+def vertex_components(n, F):
+    """Connected components of a mesh's vertices through its faces.
+
+    Parameters
+    ----------
+    n : int
+        Number of vertices.
+    F : (m, 3) int array
+        Triangles.
+
+    Returns
+    -------
+    count : int
+        Number of components (a vertex in no face is one).
+    labels : (n,) int32 array
+        As `edge_components`.
+    """
+    return edge_components(n, triangle_edges(F))
+
+
+def weld_positions(V, cell, *, origin=None, snap: str = "round"):
+    """Merge points that fall on the same node of a regular grid.
+
+    Parameters
+    ----------
+    V : (n, 3) float array
+        Points.
+    cell : float
+        Grid spacing, in V's units (callers scale their tolerance by a diagonal).
+    origin : (3,) float array, optional
+        Subtracted from V before snapping (None: the grid is anchored at 0).
+    snap : {"round", "floor"}
+        "round": points whose ``(V - origin) / cell`` round to the same integers merge
+        (welding near-duplicates); "floor": points in the same cell
+        ``[k cell, (k + 1) cell)`` merge (coarse clustering).
+
+    Returns
+    -------
+    first : (k,) int64 array
+        Index of the first point of each merged point, in lexicographic order of the
+        grid keys.
+    inverse : (n,) int64 array
+        Merged point of each point (``V[first][inverse]`` is V snapped).
+    counts : (k,) int64 array
+        Number of points merged into each.
+    """
+    X = V if origin is None else V - origin
+    key = (np.round if snap == "round" else np.floor)(X / cell).astype(np.int64)
+    _, first, inverse, counts = np.unique(key, axis=0, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    return first, inverse.reshape(-1), counts
+
+
+def bbox_diagonal(V, default: float = 0.0) -> float:
+    """Length of the diagonal of the axis-aligned bounding box.
+
+    Parameters
+    ----------
+    V : (n, 3) array
+        Points (not validated; computed in V's dtype, NaN propagates).
+    default : float
+        Returned when V is empty or the diagonal is exactly 0 (every point at one
+        place): ``bbox_diagonal(V, 1.0)`` is a size safe to divide by.
+
+    Returns
+    -------
+    float
+    """
+    V = np.asarray(V)
+    if V.size == 0:
+        return float(default)
+    return float(np.linalg.norm(V.max(axis=0) - V.min(axis=0))) or float(default)
+
+
+def subdivide_midpoint(V, F):
+    """One 1 -> 4 midpoint subdivision: same surface, about 4x the vertices.
+
+    Parameters
+    ----------
+    V : (n, 3) float array
+        Vertices.
+    F : (m, 3) int array
+        Triangles.
+
+    Returns
+    -------
+    Vs : (n + E, 3) array
+        V, then the midpoint of every edge in `unique_edges` order.
+    Fs : (4m, 3) array
+        For every face (a, b, c) with edge midpoints ab, bc, ca: the blocks
+        (a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca), each of m rows.
+    """
+    V, F = np.asarray(V), np.asarray(F)
+    e = np.sort(triangle_edges(F), axis=1)
+    edges, inv = np.unique(e, axis=0, return_inverse=True)
+    ab, bc, ca = inv.reshape(3, -1) + len(V)
+    a, b, c = F.T
+    Vs = np.concatenate([V, 0.5 * (V[edges[:, 0]] + V[edges[:, 1]])])
+    Fs = np.concatenate([np.stack(t, axis=1) for t in ((a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca))])
+    return Vs, Fs

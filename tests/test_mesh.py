@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""bonesmith.core.mesh primitives on tiny meshes with known answers (no bpy)."""
+import numpy as np
+import pytest
+
+from bonesmith.core import mesh
+
+# two triangles sharing the edge 1-2; a tetrahedron; two triangles far apart
+TWO = np.array([[0, 1, 2], [2, 1, 3]])
+TET = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+APART = np.array([[3, 4, 5], [0, 1, 2]])
+
+
+def test_triangle_edges_are_three_blocks_of_half_edges():
+    e = mesh.triangle_edges(TWO)
+    np.testing.assert_array_equal(e, [[0, 1], [2, 1], [1, 2], [1, 3], [2, 0], [3, 2]])
+    assert e.dtype == TWO.dtype
+    assert mesh.triangle_edges(np.zeros((0, 3), np.int32)).shape == (0, 2)
+
+
+def test_unique_edges_sorted_once_each():
+    np.testing.assert_array_equal(mesh.unique_edges(TWO), [[0, 1], [0, 2], [1, 2], [1, 3], [2, 3]])
+    np.testing.assert_array_equal(mesh.unique_edges(TET),
+                                  [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]])
+    assert mesh.unique_edges(TWO.astype(np.int32)).dtype == np.int32
+
+
+def test_edge_components_label_by_smallest_node():
+    # direction and repeats do not matter; node 2 is alone
+    count, labels = mesh.edge_components(5, [[4, 3], [0, 1], [1, 0], [3, 4]])
+    assert count == 3
+    np.testing.assert_array_equal(labels, [0, 0, 1, 2, 2])
+    count, labels = mesh.edge_components(3, np.zeros((0, 2), int))
+    assert count == 3
+    np.testing.assert_array_equal(labels, [0, 1, 2])
+
+
+def test_vertex_components():
+    count, labels = mesh.vertex_components(7, APART)         # vertex 6 is in no face
+    assert count == 3
+    np.testing.assert_array_equal(labels, [0, 0, 0, 1, 1, 1, 2])
+    count, labels = mesh.vertex_components(4, TWO)
+    assert count == 1
+    np.testing.assert_array_equal(labels, [0, 0, 0, 0])
+
+
+def test_weld_positions_rounds_to_the_grid():
+    # cell 1e-6: points 1e-7 and 4e-7 from another merge with it, 2e-6 away does not
+    V = np.array([[0, 0, 0], [1e-7, 0, 0], [1, 0, 0], [1 + 4e-7, 0, 0], [2e-6, 0, 0]])
+    first, inverse, counts = mesh.weld_positions(V, 1e-6)
+    np.testing.assert_array_equal(first, [0, 4, 2])              # grid keys sorted: 0, 2, 1e6
+    np.testing.assert_array_equal(inverse, [0, 0, 2, 2, 1])
+    np.testing.assert_array_equal(counts, [2, 1, 2])
+
+
+def test_weld_positions_origin_and_floor():
+    V = np.array([[0.6, 0, 0], [1.4, 0, 0], [-0.4, 0, 0]])
+    first, inverse, _ = mesh.weld_positions(V, 1.0)              # keys 1, 1, 0
+    np.testing.assert_array_equal(first, [2, 0])
+    np.testing.assert_array_equal(inverse, [1, 1, 0])
+    _, inverse, _ = mesh.weld_positions(V, 1.0, origin=[0.5, 0, 0])   # keys 0, 1, -1
+    np.testing.assert_array_equal(inverse, [1, 2, 0])
+    first, inverse, counts = mesh.weld_positions(V, 1.0, snap="floor")  # keys 0, 1, -1
+    np.testing.assert_array_equal(first, [2, 0, 1])
+    np.testing.assert_array_equal(inverse, [1, 2, 0])
+    np.testing.assert_array_equal(counts, [1, 1, 1])
+
+
+def test_bbox_diagonal_and_its_default():
+    V = [[0, 0, 0], [1, 2, 2], [0.5, 0.5, 0.5]]
+    assert mesh.bbox_diagonal(V) == 3.0
+    assert mesh.bbox_diagonal(V, default=1.0) == 3.0
+    point = [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]                 # degenerate: one place
+    assert mesh.bbox_diagonal(point) == 0.0
+    assert mesh.bbox_diagonal(point, default=1.0) == 1.0
+    assert mesh.bbox_diagonal(np.zeros((0, 3)), default=1.0) == 1.0
+    assert np.isnan(mesh.bbox_diagonal([[0, 0, np.nan], [1, 1, 1]], default=1.0))
+
+
+def test_subdivide_midpoint_one_triangle():
+    V = np.array([[0.0, 0, 0], [2, 0, 0], [0, 2, 0]])
+    Vs, Fs = mesh.subdivide_midpoint(V, [[0, 1, 2]])
+    # midpoints in unique_edges order: (0,1), (0,2), (1,2)
+    np.testing.assert_array_equal(Vs, [[0, 0, 0], [2, 0, 0], [0, 2, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]])
+    np.testing.assert_array_equal(Fs, [[0, 3, 4], [3, 1, 5], [4, 5, 2], [3, 5, 4]])
+
+
+def test_subdivide_midpoint_shares_midpoints_and_keeps_area():
+    V = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0.5]])
+    Vs, Fs = mesh.subdivide_midpoint(V, TWO)
+    assert Vs.shape == (9, 3) and Fs.shape == (8, 3)          # 4 + 5 edges, 4 x 2 faces
+    np.testing.assert_array_equal(Vs[4:], [[0.5, 0, 0], [0, 0.5, 0], [0.5, 0.5, 0],
+                                           [1, 0.5, 0.25], [0.5, 1, 0.25]])
+
+    def area(V, F):
+        return 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1).sum()
+    assert area(Vs, Fs) == pytest.approx(area(V, TWO), rel=1e-12)
