@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
+
+from ..mesh import edge_components
 
 
 def adjacency(n, edges):
@@ -44,10 +44,6 @@ def edge_list(adj):
 
 
 def node_components(n, edges):
-    """Connected-component label of each of n nodes joined by edges (E, 2): returns (n,) ints.
-
-    Labels are scipy's: 0, 1, ... in order of each component's lowest node.
-    """
-    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    A = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(n, n))
-    return connected_components(A, directed=False)[1]
+    """Connected-component label of each of n nodes joined by edges (E, 2): returns (n,) ints
+    (core.mesh.edge_components' labels: 0, 1, ... in order of each component's lowest node)."""
+    return edge_components(n, edges)[1]

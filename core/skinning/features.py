@@ -45,7 +45,7 @@ from .geodesic import bone_geodesics
 from .heat import HeatOptions, HeatResult, bone_heat
 from .prep import Bones, SkinMesh, prepare_bones, prepare_mesh
 
-K = 5
+K = 5                      # candidate bones per vertex (docs/auto_skin.md#candidates)
 VERTEX_DIM = 26
 BONE_DIM = 11
 PRIOR_KEEP = 0.05
