@@ -43,16 +43,18 @@ def list_records(data_dir, only=None, limit=None):
 
 
 def load_record(path) -> dict:
-    """The arrays a skeleton benchmark needs from one record."""
-    with np.load(path, allow_pickle=True) as d:
-        return {
-            "name": Path(path).stem,
-            "verts": np.asarray(d["verts"], dtype=np.float64),
-            "faces": np.asarray(d["faces"], dtype=np.int64),
-            "joints": np.asarray(d["joints"], dtype=np.float64),
-            "tails": np.asarray(d["joint_tails"], dtype=np.float64),
-            "parents": np.asarray(d["parents"], dtype=np.int64),
-        }
+    """The arrays a skeleton benchmark needs from one record (core/records.py)."""
+    from bonesmith.core import records
+
+    d = records.read(path, records.MESH + ("joints", "joint_tails", "parents"))
+    return {
+        "name": Path(path).stem,
+        "verts": d["verts"].astype(np.float64),
+        "faces": d["faces"].astype(np.int64),
+        "joints": d["joints"].astype(np.float64),
+        "tails": d["joint_tails"].astype(np.float64),
+        "parents": d["parents"].astype(np.int64),
+    }
 
 
 def normalise(V):

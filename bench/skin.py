@@ -89,13 +89,14 @@ def parse_args(argv=None):
 
 def load_skin_record(path) -> dict:
     """load_record plus the artist's weights and the stored poses."""
+    from bonesmith.core import records
+
     r = load_record(path)
-    with np.load(path, allow_pickle=True) as d:
-        r["weights"] = np.asarray(d["weights"], dtype=np.float64)
-        r["unweighted"] = (np.asarray(d["unweighted"], dtype=bool) if "unweighted" in d.files
-                           else np.zeros(len(r["verts"]), bool))
-        r["pose_A"] = (np.asarray(d["pose_A"], dtype=np.float64) if "pose_A" in d.files
-                       else np.zeros((0, len(r["joints"]), 4, 4)))
+    d = records.read(path, ("weights",), ("unweighted", "pose_A"))
+    r["weights"] = d["weights"].astype(np.float64)
+    r["unweighted"] = d["unweighted"].astype(bool) if "unweighted" in d else np.zeros(len(r["verts"]), bool)
+    r["pose_A"] = (d["pose_A"].astype(np.float64) if "pose_A" in d
+                   else np.zeros((0, len(r["joints"]), 4, 4)))
     return r
 
 

@@ -44,8 +44,8 @@ def read(path, required=MESH, optional=(), *, needed_for: str = "a Bonesmith rec
     """The arrays `required` (all of them) and `optional` (those present) of a record.
 
     Returns {key: np.ndarray}. Raises InvalidRecordError naming the file and what is wrong:
-    unreadable (not a zip, truncated, empty) or a required array missing ("... has no
-    'pose_rot' array: <needed_for> needs ...").
+    unreadable (not a zip, truncated, empty) or a required array missing ("x.npz is not
+    <needed_for>: it has no 'pose_rot' array (needs ...)").
     """
     path = Path(path)
     try:
@@ -60,8 +60,8 @@ def read(path, required=MESH, optional=(), *, needed_for: str = "a Bonesmith rec
         raise InvalidRecordError(f"Could not read {path.name}: it is not a readable .npz record "
                                  f"({type(error).__name__}: {error})") from None
     raise InvalidRecordError(
-        f"{path.name} has no {', '.join(repr(k) for k in missing)} array{'s' if len(missing) > 1 else ''}: "
-        f"{needed_for} needs {', '.join(required)}")
+        f"{path.name} is not {needed_for}: it has no {', '.join(repr(k) for k in missing)} "
+        f"array{'s' if len(missing) > 1 else ''} (needs {', '.join(required)})")
 
 
 def write(path, **arrays) -> None:

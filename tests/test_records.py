@@ -27,8 +27,8 @@ def test_reads_required_and_present_optional_arrays(rig_record):
 def test_a_missing_array_is_named(rig_record):
     path, _ = rig_record
     with pytest.raises(records.InvalidRecordError,
-                       match=r"hero.npz has no 'pose_rot', 'pose_verts' arrays: correctives needs") as info:
-        records.read(path, records.RIG + records.POSES, needed_for="correctives")
+                       match=r"hero.npz is not a posed record: it has no 'pose_rot', 'pose_verts' arrays") as info:
+        records.read(path, records.RIG + records.POSES, needed_for="a posed record")
     assert isinstance(info.value, BonesmithError)
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import records
 from ..errors import BonesmithError, Cancelled
 from .network import K, PARAM_NAMES, SkinModel, candidate_inputs, candidate_mask, forward
 
@@ -71,31 +72,24 @@ def load_record(path, *, poses: bool = False) -> dict:
     weights, unweighted, family, name). `poses=True` adds pose_A and pose_verts (for the
     deformation error) when the record has them."""
     path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as d:
-            missing = [k for k in ("verts", "faces", "joints", "parents", "weights") if k not in d.files]
-            if missing:
-                raise BonesmithError(f"{path.name} is not a rigged-character record: it has no "
-                                     f"{', '.join(repr(m) for m in missing)} array")
-            joints = d["joints"].astype(np.float64)
-            weights = d["weights"].astype(np.float64)
-            ch = {
-                "name": path.stem,
-                "vertices": d["verts"].astype(np.float64),
-                "faces": d["faces"].astype(np.int64),
-                "joints": joints,
-                "parents": d["parents"].astype(np.int64),
-                "tails": d["joint_tails"].astype(np.float64) if "joint_tails" in d.files else None,
-                "weights": weights,
-                "unweighted": (d["unweighted"].astype(bool) if "unweighted" in d.files
-                               else weights.sum(axis=1) <= 1e-12),
-                "family": str(d["family"]) if "family" in d.files else path.stem,
-            }
-            if poses and "pose_A" in d.files and "pose_verts" in d.files:
-                ch["pose_A"] = d["pose_A"].astype(np.float64)
-                ch["pose_verts"] = d["pose_verts"].astype(np.float64)
-    except (OSError, ValueError) as error:
-        raise BonesmithError(f"Could not read {path.name}: {error}") from None
+    optional = ("joint_tails", "unweighted", "family") + (("pose_A", "pose_verts") if poses else ())
+    d = records.read(path, records.RIG, optional, needed_for="a rigged-character record")
+    joints = d["joints"].astype(np.float64)
+    weights = d["weights"].astype(np.float64)
+    ch = {
+        "name": path.stem,
+        "vertices": d["verts"].astype(np.float64),
+        "faces": d["faces"].astype(np.int64),
+        "joints": joints,
+        "parents": d["parents"].astype(np.int64),
+        "tails": d["joint_tails"].astype(np.float64) if "joint_tails" in d else None,
+        "weights": weights,
+        "unweighted": d["unweighted"].astype(bool) if "unweighted" in d else weights.sum(axis=1) <= 1e-12,
+        "family": str(d["family"]) if "family" in d else path.stem,
+    }
+    if "pose_A" in d and "pose_verts" in d:
+        ch["pose_A"] = d["pose_A"].astype(np.float64)
+        ch["pose_verts"] = d["pose_verts"].astype(np.float64)
     if weights.shape != (len(ch["vertices"]), len(joints)):
         raise BonesmithError(f"{path.name}: weights are {weights.shape}, expected "
                              f"({len(ch['vertices'])}, {len(joints)})")
