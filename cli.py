@@ -424,20 +424,10 @@ def _add_correctives_parser(commands) -> None:
 
 def _correctives_data(args) -> dict:
     """Rest arrays, poses and ground truth from a record or a rigged file."""
-    import numpy as np
-
-    from .core import correctives
+    from .core import correctives, records
 
     if args.input.suffix.lower() == ".npz":
-        try:
-            with np.load(args.input, allow_pickle=False) as record:
-                data = {k: np.asarray(record[k]) for k in
-                        ("verts", "faces", "joints", "parents", "weights", "pose_rot", "pose_verts")}
-        except KeyError as error:
-            raise BonesmithError(f"{args.input.name} has no {error.args[0]!r} array: correctives need "
-                                 "a rigged record with poses (pose_rot, pose_verts)") from None
-        except (OSError, ValueError) as error:
-            raise BonesmithError(f"Could not read {args.input.name}: {error}") from None
+        data = records.read(args.input, records.RIG + records.POSES, needed_for="a rigged record with poses")
         return dict(vertices=data["verts"], faces=data["faces"], joints=data["joints"],
                     parents=data["parents"], weights=data["weights"], rotations=data["pose_rot"],
                     posed=data["pose_verts"])

@@ -7,6 +7,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from ..core import records
 from ..core.errors import BonesmithError, InvalidMeshError
 from .mesh import new_mesh_object
 
@@ -40,14 +41,8 @@ def append_blend_objects(path: Path, collection) -> list:
 def load_npz(path, collection=None) -> bpy.types.Object:
     """A Bonesmith record (.npz with `verts` (V,3) and `faces` (F,3)) as a new mesh object."""
     path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as record:
-            vertices, faces = record["verts"], record["faces"]
-    except KeyError as error:
-        raise InvalidMeshError(f"{path.name} has no {error.args[0]!r} array; "
-                               "a mesh record needs 'verts' (V,3) and 'faces' (F,3)") from None
-    except (OSError, ValueError) as error:
-        raise BonesmithError(f"Could not read {path.name}: {error}") from None
+    record = records.read(path, records.MESH, needed_for="a mesh record")
+    vertices, faces = record["verts"], record["faces"]
     if vertices.ndim != 2 or vertices.shape[1] != 3:
         raise InvalidMeshError(f"{path.name}: 'verts' must have shape (V, 3), not {vertices.shape}")
     try:
@@ -65,19 +60,15 @@ def load_rigged_npz(path, collection=None):
     from .weights import write_weights
 
     path = Path(path)
+    record = records.read(path, records.RIG + ("joint_tails", "joint_names"), ("rest_mats",),
+                          needed_for="a rigged record")
     obj = load_npz(path, collection)
-    try:
-        with np.load(path, allow_pickle=False) as record:
-            names = [str(n) for n in record["joint_names"]]
-            up = record["rest_mats"][:, :3, 2] if "rest_mats" in record else None
-            skeleton = Skeleton(record["joints"], record["parents"], record["joint_tails"], names, up=up)
-            weights = np.asarray(record["weights"], dtype=np.float64)
-        armature = skeleton_to_armature(skeleton, name=f"{path.stem}_rig", collection=collection)
-        write_weights(obj, weights, names)
-        attach_mesh(obj, armature)
-    except KeyError as error:
-        bpy.data.objects.remove(obj)
-        raise BonesmithError(f"{path.name} has no {error.args[0]!r} array: it is not a rigged record") from None
+    names = [str(n) for n in record["joint_names"]]
+    up = record["rest_mats"][:, :3, 2] if "rest_mats" in record else None
+    skeleton = Skeleton(record["joints"], record["parents"], record["joint_tails"], names, up=up)
+    armature = skeleton_to_armature(skeleton, name=f"{path.stem}_rig", collection=collection)
+    write_weights(obj, np.asarray(record["weights"], dtype=np.float64), names)
+    attach_mesh(obj, armature)
     return armature, obj
 
 

@@ -229,8 +229,11 @@ def test_import_file_errors(bridge, errors, scene, tmp_path):
     with pytest.raises(errors.InvalidMeshError, match="face indices"):
         bridge.files.import_file(tmp_path / "bad.npz")
     np.savez(tmp_path / "nofaces.npz", verts=np.zeros((3, 3)))
-    with pytest.raises(errors.InvalidMeshError, match="'faces'"):
+    with pytest.raises(errors.BonesmithError, match="nofaces.npz is not a mesh record: it has no 'faces' array"):
         bridge.files.import_file(tmp_path / "nofaces.npz")
+    (tmp_path / "truncated.npz").write_bytes(b"PK\x03\x04")
+    with pytest.raises(errors.BonesmithError, match="Could not read truncated.npz"):
+        bridge.files.import_file(tmp_path / "truncated.npz")
 
 
 def test_strip_rigs(bridge, hand_skeleton, make_mesh, humanoid):

@@ -69,3 +69,16 @@ def test_a_single_pose_is_a_clear_error(cli, tmp_path):
                  pose_rot=d["pose_rot"][:1], pose_verts=d["pose_verts"][:1])
     result = cli("correctives", source, "--out", tmp_path / "m.npz", timeout=120)
     assert result.returncode == 1 and "several poses" in result.stderr
+
+
+def test_a_record_without_poses_or_a_broken_file_is_one_clear_line(cli, tmp_path):
+    with np.load(SAMPLE) as d:
+        np.savez(tmp_path / "rest_only.npz", **{k: d[k] for k in ("verts", "faces", "joints", "parents", "weights")})
+    (tmp_path / "truncated.npz").write_bytes((tmp_path / "rest_only.npz").read_bytes()[:100])
+    expected = {"rest_only.npz": "rest_only.npz is not a rigged record with poses: it has no 'pose_rot', "
+                                 "'pose_verts' arrays",
+                "truncated.npz": "Could not read truncated.npz: it is not a readable .npz record"}
+    for name, message in expected.items():
+        result = cli("correctives", tmp_path / name, "--out", tmp_path / "model.npz", timeout=120)
+        assert result.returncode == 1 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and not (tmp_path / "model.npz").exists()
