@@ -37,6 +37,22 @@ def append_blend_objects(path: Path, collection) -> list:
     return objects
 
 
+def import_objects(path, collection) -> list:
+    """Every object a .blend .obj .ply .fbx .glb or .gltf file brings into the session: a
+    .blend's objects are appended and linked into `collection`, the other formats go
+    through Blender's importers (into the active collection). BonesmithError when the file
+    cannot be read."""
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".blend":
+            return append_blend_objects(path, collection)
+        before = set(bpy.data.objects)
+        _operator_import(path)
+    except (RuntimeError, OSError) as error:
+        raise BonesmithError(f"Could not read {path.name}: {error}") from None
+    return [obj for obj in bpy.data.objects if obj not in before]
+
+
 def load_npz(path, collection=None) -> bpy.types.Object:
     """A Bonesmith record (.npz with `verts` (V,3) and `faces` (F,3)) as a new mesh object."""
     path = Path(path)
@@ -98,18 +114,7 @@ def import_file(path, collection=None) -> list:
 
     if suffix == ".npz":
         return [load_npz(path, collection)]
-    if suffix == ".blend":
-        try:
-            objects = append_blend_objects(path, collection)
-        except OSError as error:
-            raise BonesmithError(f"Could not read {path.name}: {error}") from None
-    else:
-        before = set(bpy.data.objects)
-        try:
-            _operator_import(path)
-        except RuntimeError as error:
-            raise BonesmithError(f"Could not read {path.name}: {error}") from None
-        objects = [obj for obj in bpy.data.objects if obj not in before]
+    objects = import_objects(path, collection)
     meshes = [obj for obj in objects if obj.type == 'MESH']
     if not meshes:
         raise InvalidMeshError(f"{path.name} contains no mesh object")

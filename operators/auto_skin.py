@@ -16,7 +16,7 @@ from bpy.props import IntProperty
 
 from .. import preferences
 from ..bridge import armature as bridge_armature
-from ..bridge import fbx as bridge_fbx
+from ..bridge import selection
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
 from ..core.errors import BonesmithError
@@ -74,7 +74,7 @@ def find_targets(context):
                              "to the active object")
     if armatures:
         return meshes, armatures[0]
-    return meshes, bridge_fbx.the_armature(
+    return meshes, selection.the_armature(
         meshes, several="The selected meshes belong to different armatures ({names}): "
                         "select the armature to skin to as well",
         missing="No armature: select an armature together with the mesh(es) "

@@ -26,7 +26,7 @@ from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 
 from .. import preferences
 from ..bridge import correctives as bridge
-from ..bridge import fbx as bridge_fbx
+from ..bridge import selection
 from ..bridge.weights import combine_rest, deform_bones
 from ..core import correctives
 from ..core.errors import BonesmithError
@@ -82,11 +82,6 @@ def _read_json(path: Path) -> dict:
 
 # -- what is selected ---------------------------------------------------------------------------
 
-def _in_view_layer(context, objects) -> list:
-    names = {o.name for o in context.view_layer.objects}
-    return [o for o in objects if o.name in names]
-
-
 def find_character(context, label: str):
     """(armature, meshes): the active or one selected armature, else the one the selected
     meshes are rigged to. Meshes: the selected ones it deforms, else all it deforms in the
@@ -99,16 +94,16 @@ def find_character(context, label: str):
     if active is not None and active.type == 'ARMATURE' and active.select_get():
         armature = active
     else:
-        armature = bridge_fbx.the_armature(
+        armature = selection.the_armature(
             selected, several="The selection belongs to several armatures ({names}): "
                               "make the character's armature the active object",
             missing=f"No armature: {label} needs a mesh rigged to an armature "
                     "(Armature modifier + vertex groups); rig it first (Auto Rig)")
     def own(obj):
         return (obj.type == 'MESH' and not bridge.is_lbs_copy(obj)
-                and bridge_fbx.find_armature(obj) == armature)
+                and selection.find_armature(obj) == armature)
     meshes = ([o for o in selected if own(o)]
-              or [o for o in _in_view_layer(context, bridge_fbx.rig_meshes(armature)) if own(o)])
+              or [o for o in selection.in_view_layer(context, selection.rig_meshes(armature)) if own(o)])
     if not meshes:
         raise BonesmithError(f"The armature '{armature.name}' deforms no mesh")
     return armature, sorted(meshes, key=lambda o: o.name)
@@ -444,15 +439,15 @@ def selected_identities(context) -> list:
     """[(armature, meshes sorted by name)] for every armature the selection belongs to."""
     by_armature = {}
     for obj in context.selected_objects:
-        armature = bridge_fbx.find_armature(obj)
+        armature = selection.find_armature(obj)
         if armature is not None:
             by_armature.setdefault(armature.name, armature)
     identities = []
     for name, armature in sorted(by_armature.items()):
         meshes = [o for o in context.selected_objects if o.type == 'MESH' and not bridge.is_lbs_copy(o)
-                  and bridge_fbx.find_armature(o) == armature]
+                  and selection.find_armature(o) == armature]
         if not meshes:
-            meshes = [o for o in _in_view_layer(context, bridge_fbx.rig_meshes(armature))
+            meshes = [o for o in selection.in_view_layer(context, selection.rig_meshes(armature))
                       if not bridge.is_lbs_copy(o)]
         if meshes:
             identities.append((armature, sorted(meshes, key=lambda o: o.name)))

@@ -5,6 +5,7 @@ from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ..bridge import fbx as bridge_fbx
+from ..bridge import selection
 from ..core.errors import BonesmithError
 
 
@@ -23,13 +24,13 @@ class BONESMITH_OT_export_fbx(bpy.types.Operator, ExportHelper):
     )
 
     def execute(self, context):
-        armature = bridge_fbx.find_armature(context.active_object)
+        armature = selection.find_armature(context.active_object)
         if armature is None:
-            armature = next(filter(None, map(bridge_fbx.find_armature, context.selected_objects)), None)
+            armature = next(filter(None, map(selection.find_armature, context.selected_objects)), None)
         try:
             if armature is None:
                 raise BonesmithError("Select an armature, or a mesh rigged to one, to export")
-            meshes = bridge_fbx.rig_meshes(armature)
+            meshes = selection.rig_meshes(armature)
             path = bridge_fbx.export_fbx(self.filepath, armature, meshes, bake_anim=self.bake_anim)
         except BonesmithError as error:
             self.report({'ERROR'}, str(error))

@@ -25,7 +25,7 @@ import bpy
 from bpy.props import IntProperty, StringProperty
 
 from .. import preferences
-from ..bridge import fbx as bridge_fbx
+from ..bridge import selection
 from ..bridge import training_data
 from ..core.errors import BonesmithError
 from .job import ProcessJob
@@ -80,7 +80,7 @@ def selected_characters(context) -> list:
         raise BonesmithError("Train Skin needs rigged meshes: select meshes weighted to an armature")
     by_armature = {}
     for obj in meshes:
-        armature = bridge_fbx.find_armature(obj)
+        armature = selection.find_armature(obj)
         if armature is not None:
             by_armature.setdefault(armature.name, (armature, []))[1].append(obj)
     if not by_armature:

@@ -3,7 +3,7 @@
 import bpy
 from bpy.props import EnumProperty, PointerProperty, StringProperty
 
-from ..bridge import fbx as bridge_fbx
+from ..bridge import selection
 from ..operators import correctives as ops
 
 
@@ -29,7 +29,7 @@ class BONESMITH_PT_correctives(bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         settings = context.scene.bonesmith_correctives
-        armature = bridge_fbx.find_armature(context.active_object)
+        armature = selection.find_armature(context.active_object)
 
         box = layout.box()
         box.label(text="Learn", icon='EXPERIMENTAL')
