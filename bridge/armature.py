@@ -200,6 +200,32 @@ def _topological(bones) -> list:
     return order
 
 
+def bone_ends(armature: bpy.types.Object, names=None, *, posed: bool = False):
+    """World-space heads and tails (J,3) of the bones `names` (default: every bone, in the
+    armature's order), at rest or (posed=True) in the armature's current pose."""
+    bones = armature.pose.bones if posed else armature.data.bones
+    bones = list(bones) if names is None else [bones[n] for n in names]
+    if posed:
+        heads, tails = [b.head for b in bones], [b.tail for b in bones]
+    else:
+        heads, tails = [b.head_local for b in bones], [b.tail_local for b in bones]
+    M = matrix_to_numpy(armature.matrix_world)
+    return transform_points(M, np.array(heads)), transform_points(M, np.array(tails))
+
+
+def bone_segments(armature, *, posed: bool = False):
+    """World-space heads, tails, x and z axes (J,3 each) of every bone, at rest or
+    (posed=True) in the armature's current pose; empty arrays for None or no bones."""
+    bones = [] if armature is None else list(armature.pose.bones if posed else armature.data.bones)
+    if not bones:
+        empty = np.zeros((0, 3))
+        return empty, empty, empty, empty
+    M = matrix_to_numpy(armature.matrix_world)
+    world = M @ np.array([np.array(b.matrix if posed else b.matrix_local) for b in bones])
+    heads, tails = bone_ends(armature, posed=posed)
+    return heads, tails, _unit(world[:, :3, 0]), _unit(world[:, :3, 2])
+
+
 def armature_to_skeleton(armature: bpy.types.Object, *, deform_only: bool = True) -> Skeleton:
     """The armature's rest pose as a world-space Skeleton.
 
@@ -220,13 +246,12 @@ def armature_to_skeleton(armature: bpy.types.Object, *, deform_only: bool = True
         while parent is not None and parent.name not in names:
             parent = parent.parent
         parents.append(-1 if parent is None else index[parent.name])
-    heads = np.array([b.head_local for b in kept], dtype=np.float64).reshape(-1, 3)
-    tails = np.array([b.tail_local for b in kept], dtype=np.float64).reshape(-1, 3)
+    heads, tails = bone_ends(armature, [b.name for b in kept])
     z_axes = np.array([b.matrix_local.col[2][:3] for b in kept], dtype=np.float64).reshape(-1, 3)
     return Skeleton(
-        joints=transform_points(M, heads),
+        joints=heads,
         parents=np.asarray(parents, dtype=np.int64),
-        tails=transform_points(M, tails),
+        tails=tails,
         names=[b.name for b in kept],
         up=_unit(z_axes @ M[:3, :3].T),
     )
