@@ -1,29 +1,26 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The "Correctives" sub-panel of the Bonesmith sidebar tab (SPEC C)."""
+"""The "Correctives" sub-panel of the Bonesmith sidebar tab (SPEC C); panels/__init__.py
+registers it with its settings."""
 import bpy
-from bpy.props import EnumProperty, PointerProperty, StringProperty
 
 from ..bridge import selection
 from ..operators import correctives as ops
+from ..operators import options
+from ..operators.options import LearnOptions
+from .base import BonesmithPanel
 
 
-class BonesmithCorrectivesSettings(bpy.types.PropertyGroup):
-    """Per-scene options of the Correctives panel, handed to its operators."""
-    __annotations__ = {
-        **ops.learn_properties(),
-        "bake_mode": EnumProperty(name="Bake", items=ops.BAKE_MODES, default='LIVE'),
-        "regressor_name": StringProperty(name="Name", default="joint_regressor",
-                                         description="File name (without .npz) of the joint regressor"),
-    }
+class BonesmithCorrectivesSettings(LearnOptions, bpy.types.PropertyGroup):
+    """Per-scene options of the Correctives panel, handed to its operators (defined once, in
+    operators/options.py, for both)."""
+    bake_mode: options.BAKE_MODE
+    regressor_name: options.REGRESSOR_NAME
 
 
-class BONESMITH_PT_correctives(bpy.types.Panel):
+class BONESMITH_PT_correctives(BonesmithPanel, bpy.types.Panel):
     bl_label = "Correctives"
     bl_idname = "BONESMITH_PT_correctives"
     bl_parent_id = "BONESMITH_PT_skeleton"
-    bl_space_type = 'VIEW_3D'
-    bl_region_type = 'UI'
-    bl_category = "Bonesmith"
     bl_options = {'DEFAULT_CLOSED'}
 
     def draw(self, context):
@@ -64,15 +61,3 @@ class BONESMITH_PT_correctives(bpy.types.Panel):
 
 
 classes = (BonesmithCorrectivesSettings, BONESMITH_PT_correctives)
-
-
-def register():
-    for cls in classes:
-        bpy.utils.register_class(cls)
-    bpy.types.Scene.bonesmith_correctives = PointerProperty(type=BonesmithCorrectivesSettings)
-
-
-def unregister():
-    del bpy.types.Scene.bonesmith_correctives
-    for cls in reversed(classes):
-        bpy.utils.unregister_class(cls)
