@@ -10,9 +10,8 @@ import bpy
 from .. import preferences
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
-from ..core.errors import BonesmithError
 from . import auto_skeleton, auto_skin, options
-from .base import BonesmithOperator
+from .base import BonesmithOperator, meshes_again
 
 
 @dataclass
@@ -48,12 +47,8 @@ def compute(inp: AutoRigInput, detail: float, max_influences: int, progress):
 
 def apply(context, inp: AutoRigInput, skeleton, weights):
     """Build the armature, then write the weights; on failure nothing is left behind."""
-    for name, count in zip(inp.rig.mesh_names, inp.vertex_counts):
-        obj = bpy.data.objects.get(name)
-        if obj is not None and obj.type == 'MESH' and len(obj.data.vertices) != count:
-            raise BonesmithError(f"The mesh '{name}' was edited while Auto Rig ran: run it again")
+    meshes = meshes_again(inp.rig.mesh_names, "Auto Rig", inp.vertex_counts)
     armature = auto_skeleton.build(context, inp.rig, skeleton)
-    meshes = [bpy.data.objects[name] for name in inp.rig.mesh_names]
     try:
         bridge_weights.write_weights_split(meshes, inp.rest, weights, skeleton.names)
     except Exception:

@@ -15,7 +15,7 @@ from ..bridge import mesh as bridge_mesh
 from ..core import skeleton as core_skeleton
 from ..core.errors import BonesmithError
 from . import options
-from .base import BonesmithOperator, to_object_mode
+from .base import BonesmithOperator, meshes_again, to_object_mode
 
 
 @dataclass
@@ -63,12 +63,7 @@ def build(context, rig_input: RigInput, skeleton):
     """Create the armature; the meshes are looked up again (the user may have edited the
     scene while a background job ran)."""
     to_object_mode(context)
-    meshes = []
-    for name in rig_input.mesh_names:
-        obj = bpy.data.objects.get(name)
-        if obj is None or obj.type != 'MESH':
-            raise BonesmithError(f"The mesh '{name}' was removed or renamed while Auto Skeleton ran")
-        meshes.append(obj)
+    meshes = meshes_again(rig_input.mesh_names, "Auto Skeleton")
     active = bpy.data.objects[rig_input.active_name]
     return bridge_armature.build_rig(skeleton, meshes, active=active,
                                      world_to_local=rig_input.world_to_local)

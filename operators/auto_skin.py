@@ -19,7 +19,7 @@ from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
 from ..core.errors import BonesmithError
 from . import options
-from .base import BonesmithOperator, to_object_mode
+from .base import BonesmithOperator, meshes_again, to_object_mode
 from .options import DEFAULT_MAX_INFLUENCES
 # A mesh whose bounding box stays this far (fraction of the rig's size) from the bones' box
 # is not where the armature is: refuse rather than weight it to whichever bone is nearest.
@@ -142,14 +142,7 @@ def compute(skin_input: SkinInput, max_influences: int, progress=None) -> np.nda
 def lookup(skin_input: SkinInput):
     """The meshes and armature again, by name (the user may have edited the scene while a
     background job ran); BonesmithError when one is gone or changed."""
-    meshes = []
-    for name, count in zip(skin_input.mesh_names, skin_input.vertex_counts):
-        obj = bpy.data.objects.get(name)
-        if obj is None or obj.type != 'MESH':
-            raise BonesmithError(f"The mesh '{name}' was removed or renamed while Auto Skin ran")
-        if len(obj.data.vertices) != count:
-            raise BonesmithError(f"The mesh '{name}' was edited while Auto Skin ran: run it again")
-        meshes.append(obj)
+    meshes = meshes_again(skin_input.mesh_names, "Auto Skin", skin_input.vertex_counts)
     armature = bpy.data.objects.get(skin_input.armature_name)
     if armature is None or armature.type != 'ARMATURE':
         raise BonesmithError(f"The armature '{skin_input.armature_name}' was removed or renamed "

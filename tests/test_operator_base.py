@@ -142,3 +142,18 @@ def test_headless_never_computes_in_the_background(probe, ext_module):
     assert not base.run_in_background(bpy.context)
     assert bpy.ops.bonesmith_test.probe('INVOKE_DEFAULT') == {'FINISHED'}
     assert probe[1] == ["read", "compute", "apply"]
+
+
+def test_meshes_again_says_what_changed_while_the_operator_ran(ext_module, errors, make_mesh, humanoid):
+    import bpy
+    base = ext_module("operators.base")
+    a, b = make_mesh("a", *humanoid), make_mesh("b", *humanoid)
+    counts = [len(a.data.vertices), len(b.data.vertices)]
+    assert base.meshes_again(["a", "b"], "Probe", counts) == [a, b]
+    b.data.vertices.add(1)
+    with pytest.raises(errors.BonesmithError, match="^The mesh 'b' was edited while Probe ran: run it again$"):
+        base.meshes_again(["a", "b"], "Probe", counts)
+    assert base.meshes_again(["a", "b"], "Probe") == [a, b]   # without counts, edits pass
+    bpy.data.objects.remove(a)
+    with pytest.raises(errors.BonesmithError, match="^The mesh 'a' was removed or renamed while Probe ran$"):
+        base.meshes_again(["a", "b"], "Probe")
