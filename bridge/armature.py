@@ -99,10 +99,17 @@ def skeleton_to_armature(skeleton: Skeleton, *, name: str = "Armature", matrix_w
         finally:
             bpy.ops.object.mode_set(mode='OBJECT')
     except Exception:
-        bpy.data.objects.remove(obj)
-        bpy.data.armatures.remove(data)
+        remove_armature(obj)
         raise
     return obj
+
+
+def remove_armature(armature: bpy.types.Object) -> None:
+    """Delete an armature object, and its armature data when nothing else uses it."""
+    data = armature.data
+    bpy.data.objects.remove(armature)
+    if data.users == 0:
+        bpy.data.armatures.remove(data)
 
 
 def parent_meshes(armature: bpy.types.Object, meshes, armature_matrix=None) -> None:
@@ -175,11 +182,21 @@ def build_rig(skeleton: Skeleton, meshes, *, active=None, name=None, world_to_lo
     try:
         parent_meshes(armature, meshes, A)
     except Exception:
-        data = armature.data
-        bpy.data.objects.remove(armature)
-        bpy.data.armatures.remove(data)
+        remove_armature(armature)
         raise
     return armature
+
+
+def remove_rig(armature: bpy.types.Object, meshes) -> None:
+    """Take back build_rig: each mesh loses its Armature modifiers aimed at `armature` and
+    its parent (keeping its world placement); then the armature goes."""
+    for obj in meshes:
+        for modifier in [m for m in obj.modifiers if m.type == 'ARMATURE' and m.object == armature]:
+            obj.modifiers.remove(modifier)
+        world = obj.matrix_world.copy()
+        obj.parent = None
+        obj.matrix_world = world
+    remove_armature(armature)
 
 
 def _topological(bones) -> list:

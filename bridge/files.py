@@ -124,6 +124,8 @@ def import_file(path, collection=None) -> list:
 def strip_rigs(meshes) -> None:
     """Detach meshes from armatures they came with (keeping their world placement) and
     delete those armature objects, so the meshes can be rigged afresh."""
+    from .armature import remove_armature
+
     armatures = set()
     for obj in meshes:
         for modifier in [m for m in obj.modifiers if m.type == 'ARMATURE']:
@@ -138,7 +140,4 @@ def strip_rigs(meshes) -> None:
     for armature in armatures:
         if any(child.type == 'MESH' and child not in meshes for child in armature.children):
             continue
-        data = armature.data
-        bpy.data.objects.remove(armature)
-        if data.users == 0:
-            bpy.data.armatures.remove(data)
+        remove_armature(armature)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import bpy
 
 from .. import preferences
+from ..bridge import armature as bridge_armature
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
 from . import auto_skeleton, auto_skin, options
@@ -52,15 +53,7 @@ def apply(context, inp: AutoRigInput, skeleton, weights):
     try:
         bridge_weights.write_weights_split(meshes, inp.rest, weights, skeleton.names)
     except Exception:
-        for obj in meshes:
-            for modifier in [m for m in obj.modifiers if m.type == 'ARMATURE' and m.object == armature]:
-                obj.modifiers.remove(modifier)
-            world = obj.matrix_world.copy()
-            obj.parent = None
-            obj.matrix_world = world
-        data = armature.data
-        bpy.data.objects.remove(armature)
-        bpy.data.armatures.remove(data)
+        bridge_armature.remove_rig(armature, meshes)
         raise
     context.view_layer.update()
     return armature
