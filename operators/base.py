@@ -8,16 +8,19 @@ An operator mixes in BonesmithOperator (before bpy.types.Operator) and fills in 
     apply(context, input, result)    main thread: result -> the scene, and the report
 
 execute() runs the three in a row. invoke() does the same, except that where
-in_background() says so (by default: an input with more `n_vertices` than the preference,
-with a window) `work` runs in a background Job
-while Blender stays responsive: progress in the status bar, Esc cancels, and apply runs
-once the job is done. Errors end every stage in one place, fail(): a BonesmithError is
-reported as it is, Cancelled as "<label> cancelled", anything else as "<label> failed"
-with its traceback in the system console; the operator returns CANCELLED. Every Bonesmith
-operator is REGISTER + UNDO unless it says otherwise.
+in_background() says so (by default: an input with more `n_vertices` than the preference
+allows, in a window) `work` runs in a background Job while Blender stays responsive:
+progress in the status bar, Esc cancels, and apply runs once the job is done.
+
+Errors of every stage end in one place, fail(): a BonesmithError is reported as it is,
+Cancelled as "<label> cancelled", anything else as "<label> failed" with its traceback in
+the system console; the operator returns CANCELLED, and since only apply() changes the
+scene (and cleans up after itself when it raises) the scene is as it was. Every Bonesmith
+operator is REGISTER + UNDO unless it says otherwise (Export FBX). An operator that needs
+poll() keeps it cheap: no array reads there.
 
 Helpers for the stages are here too: to_object_mode() for read, meshes_again() for apply,
-run_in_background() for in_background(). An operator that needs poll() keeps it cheap: no array reads there.
+run_in_background() for in_background().
 """
 from __future__ import annotations
 

@@ -6,11 +6,10 @@ import bpy
 from ..bridge import selection
 from ..operators import correctives as ops
 from ..operators import options
-from ..operators.options import LearnOptions
 from .base import BonesmithPanel
 
 
-class BonesmithCorrectivesSettings(LearnOptions, bpy.types.PropertyGroup):
+class BonesmithCorrectivesSettings(options.LearnOptions, bpy.types.PropertyGroup):
     """Per-scene options of the Correctives panel, handed to its operators (defined once, in
     operators/options.py, for both)."""
     bake_mode: options.BAKE_MODE

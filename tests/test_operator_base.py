@@ -151,7 +151,8 @@ def test_meshes_again_says_what_changed_while_the_operator_ran(ext_module, error
     counts = [len(a.data.vertices), len(b.data.vertices)]
     assert base.meshes_again(["a", "b"], "Probe", counts) == [a, b]
     b.data.vertices.add(1)
-    with pytest.raises(errors.BonesmithError, match="^The mesh 'b' was edited while Probe ran: run it again$"):
+    edited = "^The mesh 'b' was edited while Probe ran: run it again$"
+    with pytest.raises(errors.BonesmithError, match=edited):
         base.meshes_again(["a", "b"], "Probe", counts)
     assert base.meshes_again(["a", "b"], "Probe") == [a, b]   # without counts, edits pass
     bpy.data.objects.remove(a)
