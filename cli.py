@@ -198,12 +198,7 @@ def cmd_skin(args) -> int:
         if not source.is_file():
             raise BonesmithError(f"File not found: {source}")
         files.strip_rigs(meshes)
-        before = set(bpy.data.objects)
-        if source.suffix.lower() == ".blend":
-            files.append_blend_objects(source, scene.collection)
-        else:
-            files._operator_import(source)
-        added = [o for o in bpy.data.objects if o not in before]
+        added = files.import_objects(source, scene.collection)
         armature = _input_armature([], added)
         if armature is None:
             raise BonesmithError(f"{source.name} contains no armature")

@@ -99,10 +99,17 @@ def skeleton_to_armature(skeleton: Skeleton, *, name: str = "Armature", matrix_w
         finally:
             bpy.ops.object.mode_set(mode='OBJECT')
     except Exception:
-        bpy.data.objects.remove(obj)
-        bpy.data.armatures.remove(data)
+        remove_armature(obj)
         raise
     return obj
+
+
+def remove_armature(armature: bpy.types.Object) -> None:
+    """Delete an armature object, and its armature data when nothing else uses it."""
+    data = armature.data
+    bpy.data.objects.remove(armature)
+    if data.users == 0:
+        bpy.data.armatures.remove(data)
 
 
 def parent_meshes(armature: bpy.types.Object, meshes, armature_matrix=None) -> None:
@@ -175,11 +182,21 @@ def build_rig(skeleton: Skeleton, meshes, *, active=None, name=None, world_to_lo
     try:
         parent_meshes(armature, meshes, A)
     except Exception:
-        data = armature.data
-        bpy.data.objects.remove(armature)
-        bpy.data.armatures.remove(data)
+        remove_armature(armature)
         raise
     return armature
+
+
+def remove_rig(armature: bpy.types.Object, meshes) -> None:
+    """Take back build_rig: each mesh loses its Armature modifiers aimed at `armature` and
+    its parent (keeping its world placement); then the armature goes."""
+    for obj in meshes:
+        for modifier in [m for m in obj.modifiers if m.type == 'ARMATURE' and m.object == armature]:
+            obj.modifiers.remove(modifier)
+        world = obj.matrix_world.copy()
+        obj.parent = None
+        obj.matrix_world = world
+    remove_armature(armature)
 
 
 def _topological(bones) -> list:
@@ -198,6 +215,32 @@ def _topological(bones) -> list:
     for bone in bones:
         visit(bone)
     return order
+
+
+def bone_ends(armature: bpy.types.Object, names=None, *, posed: bool = False):
+    """World-space heads and tails (J,3) of the bones `names` (default: every bone, in the
+    armature's order), at rest or (posed=True) in the armature's current pose."""
+    bones = armature.pose.bones if posed else armature.data.bones
+    bones = list(bones) if names is None else [bones[n] for n in names]
+    if posed:
+        heads, tails = [b.head for b in bones], [b.tail for b in bones]
+    else:
+        heads, tails = [b.head_local for b in bones], [b.tail_local for b in bones]
+    M = matrix_to_numpy(armature.matrix_world)
+    return transform_points(M, np.array(heads)), transform_points(M, np.array(tails))
+
+
+def bone_segments(armature, *, posed: bool = False):
+    """World-space heads, tails, x and z axes (J,3 each) of every bone, at rest or
+    (posed=True) in the armature's current pose; empty arrays for None or no bones."""
+    bones = [] if armature is None else list(armature.pose.bones if posed else armature.data.bones)
+    if not bones:
+        empty = np.zeros((0, 3))
+        return empty, empty, empty, empty
+    M = matrix_to_numpy(armature.matrix_world)
+    world = M @ np.array([np.array(b.matrix if posed else b.matrix_local) for b in bones])
+    heads, tails = bone_ends(armature, posed=posed)
+    return heads, tails, _unit(world[:, :3, 0]), _unit(world[:, :3, 2])
 
 
 def armature_to_skeleton(armature: bpy.types.Object, *, deform_only: bool = True) -> Skeleton:
@@ -220,13 +263,12 @@ def armature_to_skeleton(armature: bpy.types.Object, *, deform_only: bool = True
         while parent is not None and parent.name not in names:
             parent = parent.parent
         parents.append(-1 if parent is None else index[parent.name])
-    heads = np.array([b.head_local for b in kept], dtype=np.float64).reshape(-1, 3)
-    tails = np.array([b.tail_local for b in kept], dtype=np.float64).reshape(-1, 3)
+    heads, tails = bone_ends(armature, [b.name for b in kept])
     z_axes = np.array([b.matrix_local.col[2][:3] for b in kept], dtype=np.float64).reshape(-1, 3)
     return Skeleton(
-        joints=transform_points(M, heads),
+        joints=heads,
         parents=np.asarray(parents, dtype=np.int64),
-        tails=transform_points(M, tails),
+        tails=tails,
         names=[b.name for b in kept],
         up=_unit(z_axes @ M[:3, :3].T),
     )

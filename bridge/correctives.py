@@ -22,6 +22,7 @@ from ..core.errors import BonesmithError
 from . import training_data
 from .armature import _set_mode
 from .mesh import matrix_to_numpy, transform_points
+from .pose import kept_pose
 from .weights import combine_rest, write_weights_split
 
 PREFIX = "BSC_"          # our shape keys: a re-bake replaces exactly these
@@ -111,30 +112,6 @@ def read_pose(armature, names, depsgraph=None) -> np.ndarray:
         if p >= 0:
             R[j] = A[p].T @ A[j]
     return R
-
-
-_CHANNELS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle", "location", "scale")
-
-
-@contextmanager
-def kept_pose(armature):
-    """Restores every pose bone's channels and rotation mode on exit (errors included); the
-    armature is in Pose Position meanwhile (a Rest Position rig would not move)."""
-    saved = {pb.name: (pb.rotation_mode, [tuple(getattr(pb, c)) for c in _CHANNELS])
-             for pb in armature.pose.bones}
-    position = armature.data.pose_position
-    armature.data.pose_position = 'POSE'
-    try:
-        yield
-    finally:
-        armature.data.pose_position = position
-        for pb in armature.pose.bones:
-            if pb.name in saved:
-                mode, values = saved[pb.name]
-                pb.rotation_mode = mode
-                for channel, value in zip(_CHANNELS, values):
-                    setattr(pb, channel, value)
-        bpy.context.view_layer.update()
 
 
 @contextmanager
@@ -267,7 +244,12 @@ def character_arrays(armature, meshes) -> dict:
 # -- bakes: weights and bones -------------------------------------------------------------------
 
 def limit_influences(weights, max_influences: int) -> np.ndarray:
-    """Keep each row's `max_influences` largest weights (0: all), rows renormalised."""
+    """Keep each row's `max_influences` largest weights (0: all), rows renormalised.
+
+    Not core.skinning.weights.prune, although both agree on rows with weight: here 0 keeps
+    every influence (prune refuses it), a row without weight stays empty (the vertex joins
+    no group; prune puts it on bone 0), equal weights at the cut keep the later bones
+    (prune: the earlier ones), and NaN is not zeroed."""
     W = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
     if 0 < max_influences < W.shape[1]:
         drop = np.argsort(W, axis=1)[:, :-max_influences]

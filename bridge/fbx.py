@@ -7,6 +7,8 @@ from pathlib import Path
 import bpy
 
 from ..core.errors import BonesmithError
+# armatures_of is re-exported for the command line (cli.py imports it from here)
+from .selection import armatures_of, rig_meshes  # noqa: F401
 
 # Unity / Unreal / Godot friendly: no "_end" leaf bones, only deforming bones, units baked
 # into the transforms (FBX scale 1.0, centimetres), flat faces without smoothing warnings.
@@ -22,43 +24,6 @@ GAME_ENGINE_SETTINGS = dict(
     axis_forward='-Z',
     axis_up='Y',
 )
-
-
-def rig_meshes(armature: bpy.types.Object) -> list:
-    """Mesh objects deformed by `armature` (Armature modifier) or parented to it."""
-    return [obj for obj in bpy.data.objects if obj.type == 'MESH' and (
-        obj.parent is armature
-        or any(m.type == 'ARMATURE' and m.object is armature for m in obj.modifiers))]
-
-
-def find_armature(obj):
-    """The armature that `obj` belongs to: itself, its Armature modifier's or its parent."""
-    if obj is None:
-        return None
-    if obj.type == 'ARMATURE':
-        return obj
-    for modifier in getattr(obj, "modifiers", ()):
-        if modifier.type == 'ARMATURE' and modifier.object is not None:
-            return modifier.object
-    if obj.parent is not None and obj.parent.type == 'ARMATURE':
-        return obj.parent
-    return None
-
-
-def armatures_of(objects) -> set:
-    """The armatures the objects belong to (find_armature of each)."""
-    return {find_armature(obj) for obj in objects} - {None}
-
-
-def the_armature(objects, *, several: str, missing: str):
-    """The one armature the objects belong to. BonesmithError(several, with {names} filled
-    in) when they belong to more than one, BonesmithError(missing) when to none."""
-    found = armatures_of(objects)
-    if len(found) > 1:
-        raise BonesmithError(several.format(names=", ".join(sorted(f"'{a.name}'" for a in found))))
-    if not found:
-        raise BonesmithError(missing)
-    return found.pop()
 
 
 def export_fbx(filepath, armature: bpy.types.Object, meshes=None, *, bake_anim: bool = False,

@@ -38,6 +38,22 @@ def append_blend_objects(path: Path, collection) -> list:
     return objects
 
 
+def import_objects(path, collection) -> list:
+    """Every object a .blend .obj .ply .fbx .glb or .gltf file brings into the session: a
+    .blend's objects are appended and linked into `collection`, the other formats go
+    through Blender's importers (into the active collection). BonesmithError when the file
+    cannot be read."""
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".blend":
+            return append_blend_objects(path, collection)
+        before = set(bpy.data.objects)
+        _operator_import(path)
+    except (RuntimeError, OSError) as error:
+        raise BonesmithError(f"Could not read {path.name}: {error}") from None
+    return [obj for obj in bpy.data.objects if obj not in before]
+
+
 def load_npz(path, collection=None) -> bpy.types.Object:
     """A Bonesmith record (.npz with `verts` (V,3) and `faces` (F,3)) as a new mesh object."""
     path = Path(path)
@@ -89,18 +105,7 @@ def import_file(path, collection=None) -> list:
 
     if suffix == ".npz":
         return [load_npz(path, collection)]
-    if suffix == ".blend":
-        try:
-            objects = append_blend_objects(path, collection)
-        except OSError as error:
-            raise BonesmithError(f"Could not read {path.name}: {error}") from None
-    else:
-        before = set(bpy.data.objects)
-        try:
-            _operator_import(path)
-        except RuntimeError as error:
-            raise BonesmithError(f"Could not read {path.name}: {error}") from None
-        objects = [obj for obj in bpy.data.objects if obj not in before]
+    objects = import_objects(path, collection)
     meshes = [obj for obj in objects if obj.type == 'MESH']
     if not meshes:
         raise InvalidMeshError(f"{path.name} contains no mesh object")
@@ -110,6 +115,8 @@ def import_file(path, collection=None) -> list:
 def strip_rigs(meshes) -> None:
     """Detach meshes from armatures they came with (keeping their world placement) and
     delete those armature objects, so the meshes can be rigged afresh."""
+    from .armature import remove_armature
+
     armatures = set()
     for obj in meshes:
         for modifier in [m for m in obj.modifiers if m.type == 'ARMATURE']:
@@ -124,7 +131,4 @@ def strip_rigs(meshes) -> None:
     for armature in armatures:
         if any(child.type == 'MESH' and child not in meshes for child in armature.children):
             continue
-        data = armature.data
-        bpy.data.objects.remove(armature)
-        if data.users == 0:
-            bpy.data.armatures.remove(data)
+        remove_armature(armature)

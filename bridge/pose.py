@@ -1,29 +1,53 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Posing armatures from scripts: rotate bones about world axes, find limb bones by role,
-read posed bone positions. Used by the demo and the several-poses picture."""
+"""Posing armatures from scripts: save and restore a pose, rotate bones about world axes,
+find limb bones by role. Used by the demo, the several-poses picture and the correctives'
+ground truth."""
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
-from .mesh import matrix_to_numpy
 
 AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 
 
+_CHANNELS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle", "location", "scale")
+
+
 def save_pose(armature) -> dict:
-    """name -> a copy of every pose bone's matrix_basis (restore with restore_pose)."""
-    return {pb.name: pb.matrix_basis.copy() for pb in armature.pose.bones}
+    """name -> (rotation mode, values of every transform channel) of each pose bone
+    (restore with restore_pose)."""
+    return {pb.name: (pb.rotation_mode, [tuple(getattr(pb, c)) for c in _CHANNELS])
+            for pb in armature.pose.bones}
 
 
 def restore_pose(armature, saved: dict) -> None:
+    """Put back what save_pose saved (rotation mode and channels); updates the view layer."""
     for pb in armature.pose.bones:
         if pb.name in saved:
-            pb.matrix_basis = saved[pb.name]
+            mode, values = saved[pb.name]
+            pb.rotation_mode = mode
+            for channel, value in zip(_CHANNELS, values):
+                setattr(pb, channel, value)
     bpy.context.view_layer.update()
+
+
+@contextmanager
+def kept_pose(armature):
+    """Restores every pose bone's channels and rotation mode on exit (errors included); the
+    armature is in Pose Position meanwhile (a Rest Position rig would not move)."""
+    saved = save_pose(armature)
+    position = armature.data.pose_position
+    armature.data.pose_position = 'POSE'
+    try:
+        yield
+    finally:
+        armature.data.pose_position = position
+        restore_pose(armature, saved)
 
 
 def reset_pose(armature) -> None:
@@ -54,20 +78,6 @@ def apply_pose(armature, pose) -> None:
     for name, axis, degrees in pose:
         if name in armature.pose.bones:
             rotate_bone(armature, name, axis, degrees)
-
-
-def posed_bone_segments(armature):
-    """World-space heads, tails, x and z axes of every bone in its current pose."""
-    bones = list(armature.pose.bones)
-    if not bones:
-        empty = np.zeros((0, 3))
-        return empty, empty, empty, empty
-    M = matrix_to_numpy(armature.matrix_world)
-    world = M @ np.array([np.array(pb.matrix) for pb in bones])
-    heads = np.array([pb.head for pb in bones]) @ M[:3, :3].T + M[:3, 3]
-    tails = np.array([pb.tail for pb in bones]) @ M[:3, :3].T + M[:3, 3]
-    unit = lambda v: v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)  # noqa: E731
-    return heads, tails, unit(world[:, :3, 0]), unit(world[:, :3, 2])
 
 
 def limb_chain(armature, limb: str, side: str) -> list:

@@ -22,7 +22,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from .mesh import combine_objects, matrix_to_numpy, new_mesh
+from .armature import bone_segments
+from .mesh import combine_objects, new_mesh
 
 BONE_COLOR = (1.0, 0.42, 0.05)
 MESH_COLOR = (0.72, 0.72, 0.75)
@@ -54,21 +55,6 @@ def workbench_available() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return result.returncode == 0
-
-
-def bone_segments(armature) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """World-space heads, tails, x and z axes of every bone at rest (none for None)."""
-    bones = list(armature.data.bones) if armature is not None else []
-    if not bones:
-        empty = np.zeros((0, 3))
-        return empty, empty, empty, empty
-    M = matrix_to_numpy(armature.matrix_world)
-    local = np.array([np.array(b.matrix_local) for b in bones])  # (J, 4, 4)
-    world = M @ local
-    heads = np.array([b.head_local for b in bones]) @ M[:3, :3].T + M[:3, 3]
-    tails = np.array([b.tail_local for b in bones]) @ M[:3, :3].T + M[:3, 3]
-    unit = lambda v: v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)  # noqa: E731
-    return heads, tails, unit(world[:, :3, 0]), unit(world[:, :3, 2])
 
 
 def octahedra(heads, tails, x_axes, z_axes) -> tuple[np.ndarray, np.ndarray]:
@@ -141,15 +127,12 @@ def render_poses(filepath, meshes, armature, poses, *, size: int = 1400, gap: fl
         method = os.environ.get("BONESMITH_RENDER") or ("workbench" if workbench_available() else "numpy")
     if method not in ("workbench", "numpy"):
         raise ValueError(f"unknown render method {method!r}")
-    saved = bridge_pose.save_pose(armature)
     frames = []
-    try:
+    with bridge_pose.kept_pose(armature):
         for pose in poses:
             bridge_pose.apply_pose(armature, pose)
             mesh_set = combine_objects(meshes)
-            frames.append((mesh_set.vertices, mesh_set.faces, bridge_pose.posed_bone_segments(armature)))
-    finally:
-        bridge_pose.restore_pose(armature, saved)
+            frames.append((mesh_set.vertices, mesh_set.faces, bone_segments(armature, posed=True)))
 
     c, s_ = math.cos(math.radians(turn)), math.sin(math.radians(turn))
     R = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])

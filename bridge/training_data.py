@@ -19,8 +19,8 @@ import bpy
 import numpy as np
 
 from ..core.errors import BonesmithError
-from .fbx import rig_meshes
-from .files import append_blend_objects
+from .files import import_objects
+from .selection import rig_meshes
 from .weights import combine_rest, deform_bones, read_weights_combined
 
 RIGGED_FORMATS = (".blend", ".fbx", ".glb", ".gltf")
@@ -42,18 +42,6 @@ def character_from_objects(armature, meshes=None, *, family: str = "") -> dict:
                 family=family or armature.name, objects=[m.name for m in meshes])
 
 
-def _import(path: Path, collection) -> list:
-    suffix = path.suffix.lower()
-    if suffix == ".blend":
-        return append_blend_objects(path, collection)
-    before = set(bpy.data.objects)
-    if suffix == ".fbx":
-        bpy.ops.import_scene.fbx(filepath=str(path))
-    else:
-        bpy.ops.import_scene.gltf(filepath=str(path))
-    return [obj for obj in bpy.data.objects if obj not in before]
-
-
 _DATA_KINDS = ("objects", "meshes", "armatures", "materials", "images", "actions",
                "textures", "node_groups", "collections", "cameras", "lights", "curves")
 
@@ -73,10 +61,7 @@ def load_rigged_file(path) -> list:
     collection = bpy.data.collections.new("Bonesmith training import")
     bpy.context.scene.collection.children.link(collection)
     try:
-        try:
-            objects = _import(path, collection)
-        except (RuntimeError, OSError) as error:
-            raise BonesmithError(f"Could not read {path.name}: {error}") from None
+        objects = import_objects(path, collection)
         bpy.context.view_layer.update()
         characters = []
         for armature in [obj for obj in objects if obj.type == 'ARMATURE']:

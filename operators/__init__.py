@@ -1,6 +1,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Blender operators: thin wrappers that read the selection, call core through bridge/
-and report errors to the user."""
+and report errors to the user.
+
+base.py      BonesmithOperator: the read -> compute -> apply lifecycle every operator
+             follows (background jobs with progress and Esc, errors, undo) and its helpers
+options.py   the options an operator shares with the sidebar's settings, defined once
+job.py       Job / ProcessJob: work in a thread or a subprocess (no bpy)
+model_files.py  safe file names and atomic saves in the extension's user folder
+"""
 import bpy
 
 from .auto_rig import BONESMITH_OT_auto_rig

@@ -1,23 +1,21 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Auto Skeleton: selected mesh object(s) -> new armature, meshes parented with an
 Armature modifier. Small meshes (and every headless run) are rigged synchronously;
-large ones in a background thread while Blender stays responsive (Esc cancels)."""
+large ones in a background thread while Blender stays responsive (Esc cancels; see
+base.BonesmithOperator)."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import bpy
 import numpy as np
-from bpy.props import FloatProperty
 
-from .. import preferences
 from ..bridge import armature as bridge_armature
 from ..bridge import mesh as bridge_mesh
 from ..core import skeleton as core_skeleton
 from ..core.errors import BonesmithError
-from .job import Job
-from .modal import BackgroundOperator
+from . import options
+from .base import BonesmithOperator, meshes_again, to_object_mode
 
 
 @dataclass
@@ -28,6 +26,10 @@ class RigInput:
     vertices: np.ndarray
     faces: np.ndarray
     world_to_local: np.ndarray  # the active mesh's inverse world matrix at read time
+
+    @property
+    def n_vertices(self) -> int:
+        return len(self.vertices)
 
 
 def selected_meshes(context):
@@ -45,8 +47,7 @@ def selected_meshes(context):
 
 
 def read_input(context) -> RigInput:
-    if context.mode != 'OBJECT' and context.active_object is not None:
-        bpy.ops.object.mode_set(mode='OBJECT')  # flush edit-mode changes into the mesh
+    to_object_mode(context)
     meshes, active = selected_meshes(context)
     mesh_set = bridge_mesh.combine_objects(meshes, context.evaluated_depsgraph_get())
     return RigInput(
@@ -61,14 +62,8 @@ def read_input(context) -> RigInput:
 def build(context, rig_input: RigInput, skeleton):
     """Create the armature; the meshes are looked up again (the user may have edited the
     scene while a background job ran)."""
-    if context.mode != 'OBJECT' and context.active_object is not None:
-        bpy.ops.object.mode_set(mode='OBJECT')
-    meshes = []
-    for name in rig_input.mesh_names:
-        obj = bpy.data.objects.get(name)
-        if obj is None or obj.type != 'MESH':
-            raise BonesmithError(f"The mesh '{name}' was removed or renamed while Auto Skeleton ran")
-        meshes.append(obj)
+    to_object_mode(context)
+    meshes = meshes_again(rig_input.mesh_names, "Auto Skeleton")
     active = bpy.data.objects[rig_input.active_name]
     return bridge_armature.build_rig(skeleton, meshes, active=active,
                                      world_to_local=rig_input.world_to_local)
@@ -79,63 +74,22 @@ def compute(rig_input: RigInput, detail: float, progress):
                                           detail=detail, progress=progress)
 
 
-class BONESMITH_OT_auto_skeleton(BackgroundOperator, bpy.types.Operator):
+class BONESMITH_OT_auto_skeleton(BonesmithOperator, bpy.types.Operator):
     """Build a skeleton inside the selected mesh(es) and rig them to it"""
     bl_idname = "bonesmith.auto_skeleton"
     bl_label = "Auto Skeleton"
-    bl_options = {'REGISTER', 'UNDO'}
 
-    detail: FloatProperty(
-        name="Detail",
-        description="Joint density: 1 is the default, 2 gives about twice the joints per chain",
-        default=1.0, min=0.1, max=4.0, soft_min=0.25, soft_max=3.0, step=10,
-    )
+    detail: options.DETAIL
 
-    _input = None
+    def read(self, context):
+        return read_input(context)
 
-    # -- synchronous ------------------------------------------------------------------
-    def execute(self, context):
-        try:
-            rig_input = read_input(context)
-        except BonesmithError as error:
-            self.report({'ERROR'}, str(error))
-            return {'CANCELLED'}
-        return self._run_sync(context, rig_input)
-
-    def _run_sync(self, context, rig_input):
-        wm = context.window_manager
-        started = time.perf_counter()
-        wm.progress_begin(0, 100)
-        try:
-            skeleton = compute(rig_input, self.detail,
-                               lambda fraction, message="": wm.progress_update(int(100 * fraction)))
-            armature = build(context, rig_input, skeleton)
-        except Exception as error:
-            return self.fail(error)
-        finally:
-            wm.progress_end()
-        return self._done(armature, skeleton, time.perf_counter() - started)
-
-    # -- background (large meshes in the UI; modal side in BackgroundOperator) ----------
-    def invoke(self, context, event):
-        try:
-            rig_input = read_input(context)
-        except BonesmithError as error:
-            self.report({'ERROR'}, str(error))
-            return {'CANCELLED'}
-        prefs = preferences.get(context)
-        threshold = prefs.async_vertices if prefs is not None else preferences.DEFAULT_ASYNC_VERTICES
-        if bpy.app.background or context.window is None or len(rig_input.vertices) <= threshold:
-            return self._run_sync(context, rig_input)
+    def computation(self, rig_input):
         detail = self.detail
-        self._input = rig_input
-        return self.start_background(context, Job(lambda progress: compute(rig_input, detail, progress)))
+        return lambda progress: compute(rig_input, detail, progress)
 
-    def finish(self, context, skeleton):
-        armature = build(context, self._input, skeleton)
-        return self._done(armature, skeleton, self.seconds)
-
-    def _done(self, armature, skeleton, seconds):
+    def apply(self, context, rig_input, skeleton):
+        armature = build(context, rig_input, skeleton)
         self.report({'INFO'}, f"Auto Skeleton: {len(armature.data.bones)} bones "
-                              f"in '{armature.name}' ({seconds:.1f} s)")
+                              f"in '{armature.name}' ({self.seconds:.1f} s)")
         return {'FINISHED'}

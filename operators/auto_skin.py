@@ -4,26 +4,23 @@ an Armature modifier. Any armature works (Auto Skeleton's, Rigify's DEF bones, M
 hand-made): only bones with Deform on get groups. The weights come from
 core.skinning.predict_weights on all meshes together, in world space at rest.
 Small meshes (and every headless run) are skinned synchronously; large ones in a
-background thread while Blender stays responsive (Esc cancels)."""
+background thread while Blender stays responsive (Esc cancels; see base.BonesmithOperator)."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import bpy
 import numpy as np
-from bpy.props import IntProperty
 
 from .. import preferences
 from ..bridge import armature as bridge_armature
-from ..bridge import fbx as bridge_fbx
+from ..bridge import selection
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
 from ..core.errors import BonesmithError
-from .job import Job
-from .modal import BackgroundOperator
-
-DEFAULT_MAX_INFLUENCES = 4
+from . import options
+from .base import BonesmithOperator, meshes_again, to_object_mode
+from .options import DEFAULT_MAX_INFLUENCES
 # A mesh whose bounding box stays this far (fraction of the rig's size) from the bones' box
 # is not where the armature is: refuse rather than weight it to whichever bone is nearest.
 FAR_APART = 0.25
@@ -48,11 +45,6 @@ class SkinInput:
         return len(self.mesh_set.vertices)
 
 
-def to_object_mode(context) -> None:
-    if context.mode != 'OBJECT' and context.active_object is not None:
-        bpy.ops.object.mode_set(mode='OBJECT')  # flush edit-mode changes into the mesh
-
-
 def find_targets(context):
     """(meshes, armature) from the selection: the selected meshes, and the active armature,
     else the one selected armature, else the armature the meshes already belong to
@@ -74,7 +66,7 @@ def find_targets(context):
                              "to the active object")
     if armatures:
         return meshes, armatures[0]
-    return meshes, bridge_fbx.the_armature(
+    return meshes, selection.the_armature(
         meshes, several="The selected meshes belong to different armatures ({names}): "
                         "select the armature to skin to as well",
         missing="No armature: select an armature together with the mesh(es) "
@@ -150,14 +142,7 @@ def compute(skin_input: SkinInput, max_influences: int, progress=None) -> np.nda
 def lookup(skin_input: SkinInput):
     """The meshes and armature again, by name (the user may have edited the scene while a
     background job ran); BonesmithError when one is gone or changed."""
-    meshes = []
-    for name, count in zip(skin_input.mesh_names, skin_input.vertex_counts):
-        obj = bpy.data.objects.get(name)
-        if obj is None or obj.type != 'MESH':
-            raise BonesmithError(f"The mesh '{name}' was removed or renamed while Auto Skin ran")
-        if len(obj.data.vertices) != count:
-            raise BonesmithError(f"The mesh '{name}' was edited while Auto Skin ran: run it again")
-        meshes.append(obj)
+    meshes = meshes_again(skin_input.mesh_names, "Auto Skin", skin_input.vertex_counts)
     armature = bpy.data.objects.get(skin_input.armature_name)
     if armature is None or armature.type != 'ARMATURE':
         raise BonesmithError(f"The armature '{skin_input.armature_name}' was removed or renamed "
@@ -180,71 +165,26 @@ def apply(context, skin_input: SkinInput, weights: np.ndarray):
     return meshes, armature
 
 
-def async_threshold(context) -> int:
-    prefs = preferences.get(context)
-    return prefs.async_vertices if prefs is not None else preferences.DEFAULT_ASYNC_VERTICES
-
-
-def run_in_background(context, n_vertices: int) -> bool:
-    return not (bpy.app.background or context.window is None or n_vertices <= async_threshold(context))
-
-
-class BONESMITH_OT_auto_skin(BackgroundOperator, bpy.types.Operator):
+class BONESMITH_OT_auto_skin(BonesmithOperator, bpy.types.Operator):
     """Weight the selected mesh(es) to the armature's deforming bones (vertex groups +
     Armature modifier); the user's other vertex groups are kept"""
     bl_idname = "bonesmith.auto_skin"
     bl_label = "Auto Skin"
-    bl_options = {'REGISTER', 'UNDO'}
 
-    max_influences: IntProperty(
-        name="Max Influences",
-        description="Most bones that move one vertex (game engines take 4)",
-        default=DEFAULT_MAX_INFLUENCES, min=1, max=8,
-    )
+    max_influences: options.MAX_INFLUENCES
 
-    _input = None
+    def read(self, context):
+        return read_input(context)
 
-    def execute(self, context):
-        try:
-            skin_input = read_input(context)
-        except BonesmithError as error:
-            self.report({'ERROR'}, str(error))
-            return {'CANCELLED'}
-        return self._run_sync(context, skin_input)
-
-    def invoke(self, context, event):
-        try:
-            skin_input = read_input(context)
-        except BonesmithError as error:
-            self.report({'ERROR'}, str(error))
-            return {'CANCELLED'}
-        if not run_in_background(context, skin_input.n_vertices):
-            return self._run_sync(context, skin_input)
-        self._input = skin_input
+    def computation(self, skin_input):
         max_influences = self.max_influences
-        return self.start_background(
-            context, Job(lambda progress: compute(skin_input, max_influences, progress)))
+        return lambda progress: compute(skin_input, max_influences, progress)
 
-    def _run_sync(self, context, skin_input):
-        started = time.perf_counter()
-        try:
-            weights = compute(skin_input, self.max_influences)
-            apply(context, skin_input, weights)
-        except Exception as error:
-            return self.fail(error)
-        return self._done(skin_input, time.perf_counter() - started)
-
-    def finish(self, context, weights):
-        apply(context, self._input, weights)
-        return self._done(self._input, self.seconds)
-
-    def _done(self, skin_input, seconds):
+    def apply(self, context, skin_input, weights):
+        apply(context, skin_input, weights)   # the module's apply(), which the command line runs too
         meshes = len(skin_input.mesh_names)
         text = (f"Auto Skin: {skin_input.n_vertices} vertices in {meshes} mesh"
                 f"{'es' if meshes > 1 else ''} weighted to {len(skin_input.bone_names)} bones of "
-                f"'{skin_input.armature_name}' ({seconds:.1f} s)")
-        if skin_input.warning:
-            self.report({'WARNING'}, f"{text}; {skin_input.warning}")
-        else:
-            self.report({'INFO'}, text)
+                f"'{skin_input.armature_name}' ({self.seconds:.1f} s)")
+        self.report_done(text, skin_input.warning)
         return {'FINISHED'}

@@ -14,44 +14,31 @@
 """
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import bpy
 import numpy as np
-from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
+from bpy.props import IntProperty, StringProperty
 
 from .. import preferences
+from ..bridge import armature as bridge_armature
 from ..bridge import correctives as bridge
-from ..bridge import fbx as bridge_fbx
+from ..bridge import selection
 from ..bridge.weights import combine_rest, deform_bones
 from ..core import correctives
 from ..core.errors import BonesmithError
-from .auto_skin import to_object_mode
+from . import options
+from .base import BonesmithOperator, run_in_background, to_object_mode
 from .job import Job
-from .modal import BackgroundOperator
-from .train_skin import safe_name
+from .model_files import read_json, safe_name, save_atomic, write_json
+from .options import LIVE_BUDGET_MS, LearnOptions
 
 MODEL_PROPERTY = "bonesmith_correctives"          # on the armature: its learned model's path
 REGRESSOR_PROPERTY = "bonesmith_joint_regressor"  # on the scene: the last trained regressor
 SAMPLE_SECONDS = 0.1   # ground-truth sampling per timer tick (the UI stays responsive)
 CHANGED = 1e-4         # of the mesh size: rest vertices or joints that moved since learning
-LIVE_BUDGET_MS = 4.0   # default live-bake cost per frame (sets the number of shape keys)
-
-POSE_SOURCES = [
-    ('RANDOM', "Random Poses", "Random rotations of every bone within Max Angle"),
-    ('ACTION', "Active Action", "The frames of the armature's active action"),
-]
-BAKE_MODES = [
-    ('LIVE', "Live Drivers", "Shape keys driven by the bones' rotations (simple expressions: "
-                             "no Python runs per frame)"),
-    ('KEYED', "Keyed", "Shape-key values keyframed on every frame of the active action "
-                       "(FBX and glTF carry them to engines)"),
-    ('WEIGHTS', "Weights Only", "Only the refined vertex groups"),
-]
 
 
 def models_dir() -> Path:
@@ -60,32 +47,7 @@ def models_dir() -> Path:
     return preferences.user_models_dir() / "correctives"
 
 
-def _save_atomic(save, path: Path) -> Path:
-    """save(partial path), then rename: an older file of that name stays until it worked."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    save(partial)
-    os.replace(partial, path)
-    return path
-
-
-def _write_json(path: Path, info: dict) -> None:
-    _save_atomic(lambda p: p.write_text(json.dumps(info, indent=1)), path)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise BonesmithError(f"Could not read {path.name} ({error}): learn or train again") from None
-
-
 # -- what is selected ---------------------------------------------------------------------------
-
-def _in_view_layer(context, objects) -> list:
-    names = {o.name for o in context.view_layer.objects}
-    return [o for o in objects if o.name in names]
-
 
 def find_character(context, label: str):
     """(armature, meshes): the active or one selected armature, else the one the selected
@@ -99,16 +61,16 @@ def find_character(context, label: str):
     if active is not None and active.type == 'ARMATURE' and active.select_get():
         armature = active
     else:
-        armature = bridge_fbx.the_armature(
+        armature = selection.the_armature(
             selected, several="The selection belongs to several armatures ({names}): "
                               "make the character's armature the active object",
             missing=f"No armature: {label} needs a mesh rigged to an armature "
                     "(Armature modifier + vertex groups); rig it first (Auto Rig)")
     def own(obj):
         return (obj.type == 'MESH' and not bridge.is_lbs_copy(obj)
-                and bridge_fbx.find_armature(obj) == armature)
+                and selection.find_armature(obj) == armature)
     meshes = ([o for o in selected if own(o)]
-              or [o for o in _in_view_layer(context, bridge_fbx.rig_meshes(armature)) if own(o)])
+              or [o for o in selection.in_view_layer(context, selection.rig_meshes(armature)) if own(o)])
     if not meshes:
         raise BonesmithError(f"The armature '{armature.name}' deforms no mesh")
     return armature, sorted(meshes, key=lambda o: o.name)
@@ -163,9 +125,9 @@ def plan_learning(context, op) -> LearnPlan:
                              "gives 1 (50 or more give corrections that hold on new poses)")
     bridge.evaluated_vertices(meshes)  # a modifier that changes the vertex count fails here
     # 0: as many keys as a live bake affords in LIVE_BUDGET_MS per frame for these meshes
-    options = {"max_keys": op.max_keys or correctives.key_budget(len(character["vertices"]), LIVE_BUDGET_MS)}
+    max_keys = op.max_keys or correctives.key_budget(len(character["vertices"]), LIVE_BUDGET_MS)
     return LearnPlan(armature.name, [m.name for m in meshes], [len(m.data.vertices) for m in meshes],
-                     character, rotations, source, options)
+                     character, rotations, source, {"max_keys": max_keys})
 
 
 def _objects(plan: LearnPlan, label: str):
@@ -240,73 +202,48 @@ class Sampling:
         return self.done
 
 
-def learn_properties() -> dict:
-    """Learn Correctives' options, shared with the panel's per-scene settings."""
-    return {
-        "source": EnumProperty(name="Poses From", items=POSE_SOURCES, default='RANDOM'),
-        "poses": IntProperty(name="Poses", description="How many random poses to learn from",
-                             default=200, min=1, max=100_000),
-        "max_degrees": FloatProperty(name="Max Angle", description="Largest random bone rotation "
-                                     "(degrees)", default=45.0, min=1.0, max=180.0),
-        "frame_step": IntProperty(name="Frame Step", description="Use every n-th frame of the action",
-                                  default=1, min=1),
-        "max_keys": IntProperty(name="Max Shape Keys", default=0, min=0,
-                                description="Most shape keys the live bake may use: each costs Blender "
-                                            "time per frame (about 0.05 ms on 15k vertices); 0: "
-                                            f"automatic, about {LIVE_BUDGET_MS:g} ms per frame"),
-    }
-
-
-class BONESMITH_OT_learn_correctives(BackgroundOperator, bpy.types.Operator):
+class BONESMITH_OT_learn_correctives(LearnOptions, BonesmithOperator, bpy.types.Operator):
     """Learn refined skin weights and pose correctives from the selected character's own
     deformation (its modifiers, shape keys and drivers) in random poses or its action"""
     bl_idname = "bonesmith.learn_correctives"
     bl_label = "Learn Correctives"
-    bl_options = {'REGISTER', 'UNDO'}
 
-    __annotations__ = {
-        **learn_properties(),
-        "seed": IntProperty(name="Seed", description="Random seed of the poses", default=0, min=0),
-    }
+    seed: IntProperty(name="Seed", description="Random seed of the poses", default=0, min=0)
 
-    _plan = None
+    def read(self, context):
+        return plan_learning(context, self)
 
-    def execute(self, context):
-        return self._start(context, background=False)
+    def in_background(self, context, plan):
+        return run_in_background(context)   # whatever the size: sampling takes a while
 
-    def invoke(self, context, event):
-        return self._start(context, background=not bpy.app.background and context.window is not None)
+    def job(self, plan):
+        """The ground truth first: Sampling, stepped on the main thread by modal(), which
+        then fits in a Job."""
+        armature, meshes = _objects(plan, self.bl_label)
+        return Sampling(armature, meshes, plan.rotations, plan.character["names"])
 
-    def _start(self, context, background: bool):
-        try:
-            plan = plan_learning(context, self)
-            armature, meshes = _objects(plan, self.bl_label)
-            self._plan = plan
-            if background:
-                return self.start_background(
-                    context, Sampling(armature, meshes, plan.rotations, plan.character["names"]))
-            plan.posed, plan.read = bridge.sample_posed_vertices(
-                armature, meshes, plan.rotations, plan.character["names"], read_back=True)
-            return self.finish(context, fit(plan))
-        except Exception as error:
-            return self.fail(error)
+    def compute_now(self, context, plan):
+        armature, meshes = _objects(plan, self.bl_label)
+        plan.posed, plan.read = bridge.sample_posed_vertices(
+            armature, meshes, plan.rotations, plan.character["names"], read_back=True)
+        return fit(plan)
 
     def modal(self, context, event):
         job = self._job
         if isinstance(job, Sampling) and event.type == 'TIMER' and not job.done:
             job.step()
             if job.done and job.error is None:   # on to the fit, in a thread
-                plan = self._plan
+                plan = self._input
                 plan.posed, plan.read = job.result
                 self._job = Job(lambda progress: fit(plan, progress)).start()
-        return BackgroundOperator.modal(self, context, event)
+        return BonesmithOperator.modal(self, context, event)
 
-    def finish(self, context, result):
+    def apply(self, context, plan, result):
+        """The model into the user folder, its path onto the armature."""
         model, errors = result
-        plan = self._plan
-        armature, meshes = _objects(plan, self.bl_label)
-        path = _save_atomic(model.save, _model_path(armature))
-        _write_json(path.with_suffix(".json"), dict(
+        armature, _ = _objects(plan, self.bl_label)
+        path = save_atomic(model.save, _model_path(armature))
+        write_json(path.with_suffix(".json"), dict(
             armature=armature.name, bones=plan.character["names"], meshes=plan.meshes,
             vertex_counts=plan.vertex_counts, poses=len(plan.read), source=plan.source,
             training_error=errors))
@@ -351,7 +288,7 @@ def plan_bake(context, mode: str) -> BakePlan:
     if not path.is_file():
         raise BonesmithError(f"The correctives of '{armature.name}' are missing ({path}): learn them again")
     model = correctives.CorrectiveModel.load(path)
-    info = _read_json(path.with_suffix(".json"))
+    info = read_json(path.with_suffix(".json"))
     meshes = [bpy.data.objects.get(n) for n in info["meshes"]]
     if any(m is None or m.type != 'MESH' for m in meshes):
         raise BonesmithError(f"A mesh the correctives learned on ({', '.join(info['meshes'])}) is gone "
@@ -380,37 +317,34 @@ def plan_bake(context, mode: str) -> BakePlan:
     return BakePlan(armature, meshes, names, model, frames)
 
 
-class BONESMITH_OT_bake_correctives(bpy.types.Operator):
+class BONESMITH_OT_bake_correctives(BonesmithOperator, bpy.types.Operator):
     """Bake the learned correctives onto plain-LBS copies of the character's meshes
     ("<name>_LBS": only an Armature modifier): refined vertex groups and shape keys, driven
     by the bones or keyed on the action. The originals are kept (hidden)"""
     bl_idname = "bonesmith.bake_correctives"
     bl_label = "Bake Correctives"
-    bl_options = {'REGISTER', 'UNDO'}
 
-    mode: EnumProperty(name="Bake", items=BAKE_MODES, default='LIVE')
+    mode: options.BAKE_MODE
     max_influences: IntProperty(name="Max Influences", default=0, min=0, max=16,
                                 description="Most bones per vertex in the refined weights "
                                             "(0: keep the learned ones, which never exceed the artist's)")
 
-    def execute(self, context):
-        try:
-            plan = plan_bake(context, self.mode)
-        except BonesmithError as error:
-            self.report({'ERROR'}, str(error))
-            return {'CANCELLED'}
+    def read(self, context):
+        return plan_bake(context, self.mode)
+
+    def apply(self, context, plan, result):
         existing = {m.name + bridge.LBS_SUFFIX for m in plan.meshes} & set(bpy.data.objects.keys())
         copies = []
         try:
             keys = self._bake(context, plan, copies)
-        except Exception as error:
+        except Exception:
             for copy in copies:   # no half-baked copies left behind
                 if copy.name not in existing:
                     data = copy.data
                     bpy.data.objects.remove(copy)
                     if data.users == 0:
                         bpy.data.meshes.remove(data)
-            return BackgroundOperator.fail(self, error)
+            raise
         for obj in plan.meshes:
             obj.hide_set(True)
         if self.mode == 'LIVE':
@@ -444,15 +378,15 @@ def selected_identities(context) -> list:
     """[(armature, meshes sorted by name)] for every armature the selection belongs to."""
     by_armature = {}
     for obj in context.selected_objects:
-        armature = bridge_fbx.find_armature(obj)
+        armature = selection.find_armature(obj)
         if armature is not None:
             by_armature.setdefault(armature.name, armature)
     identities = []
     for name, armature in sorted(by_armature.items()):
         meshes = [o for o in context.selected_objects if o.type == 'MESH' and not bridge.is_lbs_copy(o)
-                  and bridge_fbx.find_armature(o) == armature]
+                  and selection.find_armature(o) == armature]
         if not meshes:
-            meshes = [o for o in _in_view_layer(context, bridge_fbx.rig_meshes(armature))
+            meshes = [o for o in selection.in_view_layer(context, selection.rig_meshes(armature))
                       if not bridge.is_lbs_copy(o)]
         if meshes:
             identities.append((armature, sorted(meshes, key=lambda o: o.name)))
@@ -494,34 +428,39 @@ def leave_one_out(verts, joints) -> float:
     return float(np.mean(errors))
 
 
-class BONESMITH_OT_train_joint_regressor(bpy.types.Operator):
+class BONESMITH_OT_train_joint_regressor(BonesmithOperator, bpy.types.Operator):
     """Learn where the joints sit from the rest meshes of the selected characters (two or
     more, each rigged to its own armature, sharing one topology and bone names)"""
     bl_idname = "bonesmith.train_joint_regressor"
     bl_label = "Train Joint Regressor"
-    bl_options = {'REGISTER', 'UNDO'}
 
-    model_name: StringProperty(name="Name", default="joint_regressor",
-                               description="File name (without .npz) of the joint regressor")
+    model_name: options.REGRESSOR_NAME
 
-    def execute(self, context):
-        try:
-            to_object_mode(context)
-            identities = selected_identities(context)
-            if len(identities) < 2:
-                raise BonesmithError("Train Joint Regressor needs two or more characters: select the "
-                                     "rigged meshes of characters that share one topology, each with "
-                                     "its own armature")
-            verts, joints, names = identity_arrays(identities)
-            regressor = correctives.fit_joint_regressor(verts, joints)
-            loo = leave_one_out(verts, joints) if len(identities) >= 3 else None
-            name = f"{safe_name(self.model_name)}{preferences.MODEL_SUFFIX}"
-            path = _save_atomic(regressor.save, models_dir() / name)
-            _write_json(path.with_suffix(".json"), dict(
-                bones=names, vertex_count=len(verts[0]), identities=[a.name for a, _ in identities],
-                meshes_per_identity=len(identities[0][1]), leave_one_out_pct=loo))
-        except Exception as error:
-            return BackgroundOperator.fail(self, error)
+    def read(self, context):
+        """(identities, rest vertices, joints, bone names): see identity_arrays."""
+        to_object_mode(context)
+        identities = selected_identities(context)
+        if len(identities) < 2:
+            raise BonesmithError("Train Joint Regressor needs two or more characters: select the "
+                                 "rigged meshes of characters that share one topology, each with "
+                                 "its own armature")
+        return (identities, *identity_arrays(identities))
+
+    def computation(self, inp):
+        """(regressor, leave-one-out error in % or None for two characters)."""
+        identities, verts, joints, _ = inp
+        return lambda progress: (correctives.fit_joint_regressor(verts, joints),
+                                 leave_one_out(verts, joints) if len(identities) >= 3 else None)
+
+    def apply(self, context, inp, result):
+        """The regressor into the user folder, its path onto the scene."""
+        identities, verts, _, names = inp
+        regressor, loo = result
+        name = f"{safe_name(self.model_name)}{preferences.MODEL_SUFFIX}"
+        path = save_atomic(regressor.save, models_dir() / name)
+        write_json(path.with_suffix(".json"), dict(
+            bones=names, vertex_count=len(verts[0]), identities=[a.name for a, _ in identities],
+            meshes_per_identity=len(identities[0][1]), leave_one_out_pct=loo))
         context.scene[REGRESSOR_PROPERTY] = str(path)
         check = (f"; joints of a left-out character within {loo:.2f} % of its size on average"
                  if loo is not None else "")
@@ -530,50 +469,58 @@ class BONESMITH_OT_train_joint_regressor(bpy.types.Operator):
         return {'FINISHED'}
 
 
-class BONESMITH_OT_fit_armature(bpy.types.Operator):
+@dataclass
+class FitPlan:
+    armature: object
+    names: list
+    regressor: object
+    rest: np.ndarray        # the character's rest vertices (V,3)
+    old_heads: np.ndarray   # the bones' world-space heads and tails now
+    old_tails: np.ndarray
+    parents: np.ndarray
+
+
+class BONESMITH_OT_fit_armature(BonesmithOperator, bpy.types.Operator):
     """Move the bones of the selected character's armature to where the joint regressor
     puts them for its rest mesh (a reshaped character of the training topology)"""
     bl_idname = "bonesmith.fit_armature"
     bl_label = "Fit Armature"
-    bl_options = {'REGISTER', 'UNDO'}
 
     filepath: StringProperty(name="Joint Regressor", subtype='FILE_PATH', default="",
                              description="The joint regressor file (empty: the last one trained)")
 
-    def execute(self, context):
-        try:
-            to_object_mode(context)
-            armature, meshes = find_character(context, "Fit Armature")
-            stored = self.filepath or context.scene.get(REGRESSOR_PROPERTY, "")
-            if not stored:
-                raise BonesmithError("No joint regressor: run Train Joint Regressor first (or pick a file)")
-            path = Path(bpy.path.abspath(stored))
-            if not path.is_file():
-                raise BonesmithError(f"The joint regressor {path} is missing: train it again")
-            regressor = correctives.JointRegressor.load(path)
-            names = _read_json(path.with_suffix(".json"))["bones"]
-            missing = [n for n in names if n not in armature.data.bones]
-            if missing:
-                raise BonesmithError(f"'{armature.name}' lacks bones of the joint regressor "
-                                     f"({', '.join(missing[:3])}): it needs the training skeleton")
-            heads = regressor.predict(combine_rest(meshes).vertices)
-            old_heads, old_tails = self._bones(armature, names)
-            parents = bridge.bone_parents(armature, names)
-            tails = bridge.tails_from_heads(heads, old_heads, old_tails, parents)
-            bridge.fit_armature(armature, heads, tails, names)
-        except Exception as error:
-            return BackgroundOperator.fail(self, error)
-        moved = float(np.linalg.norm(heads - old_heads, axis=1).max())
-        self.report({'INFO'}, f"Fit Armature: {len(names)} bones of '{armature.name}' moved (at most "
-                              f"{moved:.4g} units)")
-        return {'FINISHED'}
+    def read(self, context) -> FitPlan:
+        to_object_mode(context)
+        armature, meshes = find_character(context, "Fit Armature")
+        stored = self.filepath or context.scene.get(REGRESSOR_PROPERTY, "")
+        if not stored:
+            raise BonesmithError("No joint regressor: run Train Joint Regressor first (or pick a file)")
+        path = Path(bpy.path.abspath(stored))
+        if not path.is_file():
+            raise BonesmithError(f"The joint regressor {path} is missing: train it again")
+        regressor = correctives.JointRegressor.load(path)
+        names = read_json(path.with_suffix(".json"))["bones"]
+        missing = [n for n in names if n not in armature.data.bones]
+        if missing:
+            raise BonesmithError(f"'{armature.name}' lacks bones of the joint regressor "
+                                 f"({', '.join(missing[:3])}): it needs the training skeleton")
+        return FitPlan(armature, names, regressor, combine_rest(meshes).vertices,
+                       *bridge_armature.bone_ends(armature, names), bridge.bone_parents(armature, names))
 
-    @staticmethod
-    def _bones(armature, names):
-        M = np.array(armature.matrix_world)
-        heads = np.array([list(armature.data.bones[n].head_local) for n in names])
-        tails = np.array([list(armature.data.bones[n].tail_local) for n in names])
-        return heads @ M[:3, :3].T + M[:3, 3], tails @ M[:3, :3].T + M[:3, 3]
+    def computation(self, plan: FitPlan):
+        """The new (heads, tails)."""
+        def work(progress):
+            heads = plan.regressor.predict(plan.rest)
+            return heads, bridge.tails_from_heads(heads, plan.old_heads, plan.old_tails, plan.parents)
+        return work
+
+    def apply(self, context, plan: FitPlan, result):
+        heads, tails = result
+        bridge.fit_armature(plan.armature, heads, tails, plan.names)
+        moved = float(np.linalg.norm(heads - plan.old_heads, axis=1).max())
+        self.report({'INFO'}, f"Fit Armature: {len(plan.names)} bones of '{plan.armature.name}' moved "
+                              f"(at most {moved:.4g} units)")
+        return {'FINISHED'}
 
 
 classes = (BONESMITH_OT_learn_correctives, BONESMITH_OT_bake_correctives,

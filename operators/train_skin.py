@@ -22,14 +22,16 @@ import tempfile
 from pathlib import Path
 
 import bpy
-from bpy.props import IntProperty, StringProperty
+from bpy.props import IntProperty
 
 from .. import preferences
-from ..bridge import fbx as bridge_fbx
+from ..bridge import selection
 from ..bridge import training_data
 from ..core.errors import BonesmithError
+from . import options
+from .base import BonesmithOperator, run_in_background, to_object_mode
 from .job import ProcessJob
-from .modal import BackgroundOperator
+from .model_files import safe_name, save_atomic
 
 TORCH_REQUIREMENT = "torch==2.13.0"
 PACKAGE_DIR = Path(__file__).absolute().parents[1]
@@ -80,7 +82,7 @@ def selected_characters(context) -> list:
         raise BonesmithError("Train Skin needs rigged meshes: select meshes weighted to an armature")
     by_armature = {}
     for obj in meshes:
-        armature = bridge_fbx.find_armature(obj)
+        armature = selection.find_armature(obj)
         if armature is not None:
             by_armature.setdefault(armature.name, (armature, []))[1].append(obj)
     if not by_armature:
@@ -112,59 +114,42 @@ def subprocess_env(scratch: Path) -> dict:
     return env
 
 
-def safe_name(name: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name.strip()).strip("._")
-    return name or "skin_trained"
-
-
-class BONESMITH_OT_train_skin(BackgroundOperator, bpy.types.Operator):
+class BONESMITH_OT_train_skin(BonesmithOperator, bpy.types.Operator):
     """Train Auto Skin's model on the selected rigged meshes, in the background (needs
     PyTorch); the trained model becomes the active skin model"""
     bl_idname = "bonesmith.train_skin"
     bl_label = "Train Skin"
-    bl_options = {'REGISTER', 'UNDO'}
 
-    epochs: IntProperty(name="Epochs", description="Passes over the training characters",
-                        default=50, min=1, max=100_000)
-    model_name: StringProperty(name="Model Name", default="skin_trained",
-                               description="File name (without .npz) of the trained model")
+    epochs: options.EPOCHS
+    model_name: options.TRAINED_MODEL_NAME
     seed: IntProperty(name="Seed", description="Random seed (same seed, same model)", default=0, min=0)
 
     _tmp = None
     _target = None
 
-    def execute(self, context):
-        return self._start(context, background=False)
-
-    def invoke(self, context, event):
-        return self._start(context, background=not bpy.app.background and context.window is not None)
-
-    def _start(self, context, background: bool):
+    def read(self, context):
+        """The training dicts of the selected characters."""
         if torch_missing():
-            self.report({'ERROR'}, torch_message())
-            return {'CANCELLED'}
-        try:
-            if context.mode != 'OBJECT' and context.active_object is not None:
-                bpy.ops.object.mode_set(mode='OBJECT')
-            characters = selected_characters(context)
-            job = self._prepare(characters)
-        except Exception as error:
-            self._cleanup()
-            return self.fail(error)
-        if background:
-            return self.start_background(context, job)
-        job.start()
+            raise BonesmithError(torch_message())
+        to_object_mode(context)
+        return selected_characters(context)
+
+    def in_background(self, context, characters):
+        return run_in_background(context)   # whatever the size: training takes minutes
+
+    def job(self, characters) -> ProcessJob:
+        return self._prepare(characters)
+
+    def compute_now(self, context, characters):
+        """The training process, run to its end (execute, or no window to stay responsive in)."""
+        job = self.job(characters).start()
         job.wait()
         if job.error is not None:
-            self._cleanup()
-            return self.fail(job.error)
-        try:
-            return self.finish(context, job.result)
-        except Exception as error:
-            self._cleanup()
-            return self.fail(error)
+            raise job.error
+        return job.result
 
     def _prepare(self, characters) -> ProcessJob:
+        """The characters as records in a temporary folder, and the training process."""
         self._tmp = Path(tempfile.mkdtemp(prefix="bonesmith_train_"))
         records = []
         for k, character in enumerate(characters):
@@ -176,14 +161,13 @@ class BONESMITH_OT_train_skin(BackgroundOperator, bpy.types.Operator):
                    "--epochs", self.epochs, "--seed", self.seed]
         return ProcessJob(command, env=subprocess_env(self._tmp), cwd=str(self._tmp), parse=parse_progress)
 
-    def finish(self, context, lines):
+    def apply(self, context, characters, lines):
+        """The trained model into the user folder (atomically: the old model stays until
+        the new one is complete), and made the active skin model."""
         trained = self._tmp / self._target.name
         if not trained.is_file():
             raise BonesmithError(f"Training ended without writing a model ({lines[-1] if lines else 'no output'})")
-        self._target.parent.mkdir(parents=True, exist_ok=True)
-        partial = self._target.with_name(f".{self._target.name}.partial")
-        shutil.copyfile(trained, partial)
-        os.replace(partial, self._target)   # atomic: the old model stays until this line
+        save_atomic(lambda partial: shutil.copyfile(trained, partial), self._target)
         report = Path(str(trained) + ".json")
         if report.is_file():
             shutil.copyfile(report, Path(str(self._target) + ".json"))

@@ -1,38 +1,26 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The "Bonesmith" tab in the 3D View sidebar (N panel)."""
 import bpy
-from bpy.props import FloatProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import PointerProperty
 
 from .. import preferences
+from ..operators import options
 from . import correctives
+from .base import BonesmithPanel
 
 
 class BonesmithSettings(bpy.types.PropertyGroup):
-    """Per-scene options shown in the sidebar, handed to the operators."""
-    detail: FloatProperty(
-        name="Detail",
-        description="Joint density: 1 is the default, 2 gives about twice the joints per chain",
-        default=1.0, min=0.1, max=4.0, soft_min=0.25, soft_max=3.0, step=10,
-    )
-    max_influences: IntProperty(
-        name="Max Influences", description="Most bones that move one vertex (game engines take 4)",
-        default=4, min=1, max=8,
-    )
-    train_epochs: IntProperty(
-        name="Epochs", description="Passes over the training characters", default=50, min=1,
-    )
-    train_model_name: StringProperty(
-        name="Model Name", description="File name (without .npz) of the trained model",
-        default="skin_trained",
-    )
+    """Per-scene options shown in the sidebar, handed to the operators (defined once, in
+    operators/options.py, for both)."""
+    detail: options.DETAIL
+    max_influences: options.MAX_INFLUENCES
+    train_epochs: options.EPOCHS
+    train_model_name: options.TRAINED_MODEL_NAME
 
 
-class BONESMITH_PT_skeleton(bpy.types.Panel):
+class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
     bl_label = "Bonesmith"
     bl_idname = "BONESMITH_PT_skeleton"
-    bl_space_type = 'VIEW_3D'
-    bl_region_type = 'UI'
-    bl_category = "Bonesmith"
 
     def draw(self, context):
         layout = self.layout
@@ -77,18 +65,20 @@ class BONESMITH_PT_skeleton(bpy.types.Panel):
         box.operator("bonesmith.export_fbx", icon='EXPORT')
 
 
-classes = (BonesmithSettings, BONESMITH_PT_skeleton)
+# the sub-panel after its parent
+classes = (BonesmithSettings, BONESMITH_PT_skeleton, *correctives.classes)
+SETTINGS = {"bonesmith": BonesmithSettings, "bonesmith_correctives": correctives.BonesmithCorrectivesSettings}
 
 
 def register():
     for cls in classes:
         bpy.utils.register_class(cls)
-    bpy.types.Scene.bonesmith = PointerProperty(type=BonesmithSettings)
-    correctives.register()   # a sub-panel: after its parent
+    for name, group in SETTINGS.items():
+        setattr(bpy.types.Scene, name, PointerProperty(type=group))
 
 
 def unregister():
-    correctives.unregister()
-    del bpy.types.Scene.bonesmith
+    for name in SETTINGS:
+        delattr(bpy.types.Scene, name)
     for cls in reversed(classes):
         bpy.utils.unregister_class(cls)

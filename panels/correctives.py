@@ -1,35 +1,31 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The "Correctives" sub-panel of the Bonesmith sidebar tab (docs/correctives.md)."""
+"""The "Correctives" sub-panel of the Bonesmith sidebar tab (docs/correctives.md);
+panels/__init__.py registers it with its settings."""
 import bpy
-from bpy.props import EnumProperty, PointerProperty, StringProperty
 
-from ..bridge import fbx as bridge_fbx
+from ..bridge import selection
 from ..operators import correctives as ops
+from ..operators import options
+from .base import BonesmithPanel
 
 
-class BonesmithCorrectivesSettings(bpy.types.PropertyGroup):
-    """Per-scene options of the Correctives panel, handed to its operators."""
-    __annotations__ = {
-        **ops.learn_properties(),
-        "bake_mode": EnumProperty(name="Bake", items=ops.BAKE_MODES, default='LIVE'),
-        "regressor_name": StringProperty(name="Name", default="joint_regressor",
-                                         description="File name (without .npz) of the joint regressor"),
-    }
+class BonesmithCorrectivesSettings(options.LearnOptions, bpy.types.PropertyGroup):
+    """Per-scene options of the Correctives panel, handed to its operators (defined once, in
+    operators/options.py, for both)."""
+    bake_mode: options.BAKE_MODE
+    regressor_name: options.REGRESSOR_NAME
 
 
-class BONESMITH_PT_correctives(bpy.types.Panel):
+class BONESMITH_PT_correctives(BonesmithPanel, bpy.types.Panel):
     bl_label = "Correctives"
     bl_idname = "BONESMITH_PT_correctives"
     bl_parent_id = "BONESMITH_PT_skeleton"
-    bl_space_type = 'VIEW_3D'
-    bl_region_type = 'UI'
-    bl_category = "Bonesmith"
     bl_options = {'DEFAULT_CLOSED'}
 
     def draw(self, context):
         layout = self.layout
         settings = context.scene.bonesmith_correctives
-        armature = bridge_fbx.find_armature(context.active_object)
+        armature = selection.find_armature(context.active_object)
 
         box = layout.box()
         box.label(text="Learn", icon='EXPERIMENTAL')
@@ -64,15 +60,3 @@ class BONESMITH_PT_correctives(bpy.types.Panel):
 
 
 classes = (BonesmithCorrectivesSettings, BONESMITH_PT_correctives)
-
-
-def register():
-    for cls in classes:
-        bpy.utils.register_class(cls)
-    bpy.types.Scene.bonesmith_correctives = PointerProperty(type=BonesmithCorrectivesSettings)
-
-
-def unregister():
-    del bpy.types.Scene.bonesmith_correctives
-    for cls in reversed(classes):
-        bpy.utils.unregister_class(cls)

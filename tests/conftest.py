@@ -407,15 +407,15 @@ class Event:
         self.type, self.value = type, value
 
 
-MODAL_METHODS = ("modal", "finish", "fail", "on_cancel", "_stop", "_status", "_done",
-                 "_prepare", "_cleanup")
-
-
 def operator_stand_in(cls, **attributes):
-    """An object that runs operator class `cls`'s modal methods as `self` (Blender makes
-    operator instances only from its UI): cls's bl_label and modal methods, `attributes`
-    (its properties and state), and report() collecting (kinds, message) in `.reports`."""
-    namespace = {name: getattr(cls, name) for name in MODAL_METHODS if hasattr(cls, name)}
+    """An object that runs operator class `cls`'s methods as `self` (Blender makes operator
+    instances only from its UI): what cls and its Python bases (BonesmithOperator, option
+    mixins; not bpy's types) define, `attributes` (its properties and state), and report()
+    collecting (kinds, message) in `.reports`."""
+    namespace = {}
+    for base in reversed(cls.__mro__):
+        if base is not object and not base.__module__.startswith("bpy"):
+            namespace.update((k, v) for k, v in vars(base).items() if not k.startswith("__"))
     namespace.update(bl_label=cls.bl_label, _timer=None, _started=0.0, seconds=0.0)
     namespace.update(attributes)
 

@@ -233,6 +233,24 @@ def test_auto_rig_bad_mesh_changes_nothing(make_mesh, scene_state):
     assert scene_state() == before and not bpy.data.armatures
 
 
+def test_auto_rig_failing_after_the_armature_takes_it_back(ext_module, make_mesh, humanoid, scene_state,
+                                                           monkeypatch):
+    """Writing the weights fails after the armature was built: the armature goes again, the
+    mesh is where it was, unparented, without the Armature modifier."""
+    import bpy
+    obj = make_mesh("body", *humanoid, location=(0.5, 0.2, 0.1))
+    world = np.array(obj.matrix_world)
+    before = scene_state()
+
+    def broken(*args, **kw):
+        raise ValueError("no room for weights")
+    monkeypatch.setattr(ext_module("bridge.weights"), "write_weights_split", broken)
+    with pytest.raises(RuntimeError, match=r"Auto Rig failed \(ValueError: no room for weights\)"):
+        bpy.ops.bonesmith.auto_rig()
+    assert scene_state() == before and not bpy.data.armatures
+    np.testing.assert_allclose(np.array(obj.matrix_world), world, atol=1e-6)
+
+
 # -- any armature: Rigify-like (DEF bones among helpers) ---------------------------------------
 
 def rigify_like(humanoid_skeleton, obj):

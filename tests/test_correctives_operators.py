@@ -170,9 +170,9 @@ def _modal_learn(ext_module, **props):
 
     settings = dict(source='RANDOM', poses=12, max_degrees=50.0, frame_step=1, seed=0, max_keys=0)
     op = operator_stand_in(cls, _job=None, **{**settings, **props})
-    op._plan = module.plan_learning(bpy.context, op)
-    armature, meshes = module._objects(op._plan, "test")
-    op._job = module.Sampling(armature, meshes, op._plan.rotations, op._plan.character["names"], seconds=0.0)
+    op._input = module.plan_learning(bpy.context, op)
+    armature, meshes = module._objects(op._input, "test")
+    op._job = module.Sampling(armature, meshes, op._input.rotations, op._input.character["names"], seconds=0.0)
     return op, module
 
 

@@ -78,3 +78,38 @@ def test_panel_draws(ext, make_mesh, humanoid, bridge, humanoid_skeleton, select
         assert "Auto Skin: also select an armature" in labels
     else:
         assert not [t for t in labels if t.startswith(("Select", "Auto Skin:"))]
+
+
+# -- the sidebar's settings are the operators' own options ----------------------------------------
+
+SHARED = [  # (scene settings group, its property, operator, the operator's property)
+    ("bonesmith", "detail", "auto_skeleton", "detail"),
+    ("bonesmith", "detail", "auto_rig", "detail"),
+    ("bonesmith", "max_influences", "auto_skin", "max_influences"),
+    ("bonesmith", "max_influences", "auto_rig", "max_influences"),
+    ("bonesmith", "train_epochs", "train_skin", "epochs"),
+    ("bonesmith", "train_model_name", "train_skin", "model_name"),
+    *[("bonesmith_correctives", name, "learn_correctives", name)
+      for name in ("source", "poses", "max_degrees", "frame_step", "max_keys")],
+    ("bonesmith_correctives", "bake_mode", "bake_correctives", "mode"),
+    ("bonesmith_correctives", "regressor_name", "train_joint_regressor", "model_name"),
+]
+DEFINITION = ("type", "name", "description", "default", "hard_min", "hard_max", "soft_min",
+              "soft_max", "step", "precision")
+
+
+def definition(prop) -> dict:
+    found = {key: getattr(prop, key) for key in DEFINITION if hasattr(prop, key)}
+    if prop.type == 'ENUM':
+        found["items"] = [(i.identifier, i.name, i.description) for i in prop.enum_items]
+    return found
+
+
+@pytest.mark.parametrize("group, name, operator, op_name", SHARED)
+def test_settings_show_the_operators_options(ext, group, name, operator, op_name):
+    """What the panel shows (range, default...) is what the operator it feeds takes: the
+    Max Influences field starts at Auto Skin's own default, not at a copy of it."""
+    import bpy
+    setting = getattr(bpy.context.scene, group).bl_rna.properties[name]
+    option = getattr(bpy.ops.bonesmith, operator).get_rna_type().properties[op_name]
+    assert definition(setting) == definition(option)

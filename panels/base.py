@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What every Bonesmith panel shares: its place, the "Bonesmith" tab of the 3D View's
+sidebar (N panel)."""
+
+
+class BonesmithPanel:
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = "Bonesmith"
