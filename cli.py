@@ -450,6 +450,7 @@ def cmd_correctives(args) -> int:
     import numpy as np
 
     from .core import correctives
+    from .core.mesh import bbox_diagonal
 
     start = time.perf_counter()
     data = _correctives_data(args)
@@ -460,7 +461,7 @@ def cmd_correctives(args) -> int:
                                         data["parents"], data["weights"], data["rotations"],
                                         data["posed"], max_keys=max_keys)
     model.save(args.out)
-    size = float(np.linalg.norm(np.ptp(data["vertices"], axis=0))) or 1.0
+    size = bbox_diagonal(data["vertices"], 1.0)
     A = correctives.skinning_matrices(data["joints"], data["parents"], data["rotations"])
     weights = data["weights"] / np.maximum(data["weights"].sum(axis=1, keepdims=True), 1e-12)
     for label, posed in (("plain LBS", correctives.lbs(data["vertices"], weights, A)),

@@ -18,6 +18,7 @@ import numpy as np
 from mathutils import Matrix, Vector
 
 from ..core import correctives
+from ..core.mesh import bbox_diagonal
 from ..core.errors import BonesmithError
 from . import training_data
 from .armature import _set_mode
@@ -270,7 +271,7 @@ def tails_from_heads(heads, old_heads, old_tails, parents) -> np.ndarray:
     head (chains stay connected); others keep their direction, scaled like the distance
     to their parent's head (roots: like the spread of all heads)."""
     heads, old_heads, old_tails = (np.asarray(a, dtype=np.float64) for a in (heads, old_heads, old_tails))
-    size = float(np.linalg.norm(np.ptp(np.vstack([old_heads, old_tails]), axis=0))) or 1.0
+    size = bbox_diagonal(np.vstack([old_heads, old_tails]), 1.0)
     spread = np.linalg.norm(old_heads - old_heads.mean(axis=0))
     overall = np.linalg.norm(heads - heads.mean(axis=0)) / spread if spread > 1e-6 * size else 1.0
     tails = np.empty_like(heads)

@@ -4,30 +4,26 @@
 Blender's Workbench engine draws it when a GPU context can be made (in the UI always; in
 headless `bpy` it needs an OpenGL/EGL driver, software Mesa does). Without one, Blender
 aborts the whole process on the first render, so headless runs probe in a subprocess
-first and otherwise draw the picture with numpy (flat-shaded orthographic projection,
-bones on top). Armatures are overlays, never rendered, so bones become octahedron meshes
+first and otherwise draw the picture with numpy (core/picture.py: flat-shaded
+orthographic projection, bones on top). Armatures are overlays, never rendered, so bones become octahedron meshes
 in a temporary scene; the user's scene is left as it was.
 """
 from __future__ import annotations
 
 import math
 import os
-import struct
 import subprocess
 import sys
-import zlib
 from functools import lru_cache
 from pathlib import Path
 
 import bpy
 import numpy as np
 
+from ..core import picture
+from ..core.mesh import bbox_diagonal
 from .armature import bone_segments
 from .mesh import combine_objects, new_mesh
-
-BONE_COLOR = (1.0, 0.42, 0.05)
-MESH_COLOR = (0.72, 0.72, 0.75)
-BACKGROUND = (0.16, 0.17, 0.19)
 
 _PROBE = """
 import bpy
@@ -71,18 +67,6 @@ def octahedra(heads, tails, x_axes, z_axes) -> tuple[np.ndarray, np.ndarray]:
     return vertices, faces
 
 
-def _framing(vertices: np.ndarray, size: int):
-    """Bounds, centre, the orthographic extent (10 % margin) and a resolution whose longer
-    side is `size` pixels, for a front view (X right, Z up)."""
-    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
-    center = (lo + hi) / 2
-    width, height = max(hi[0] - lo[0], 1e-9), max(hi[2] - lo[2], 1e-9)
-    extent = 1.1 * max(width, height)
-    margin = extent - max(width, height)
-    resolution = tuple(max(64, int(round(size * (side + margin) / extent))) for side in (width, height))
-    return lo, hi, center, extent, resolution
-
-
 def render_preview(filepath, meshes, armature=None, *, size: int = 768, method: str = "auto") -> Path:
     """Write a front view (looking along +Y, Z up) of `meshes` and `armature` to a PNG.
 
@@ -102,7 +86,7 @@ def render_preview(filepath, meshes, armature=None, *, size: int = 768, method: 
     if method == "workbench":
         _render_workbench(filepath, meshes, bones, everything, size)
     elif method == "numpy":
-        _render_numpy(filepath, mesh_set.vertices, mesh_set.faces, bones, everything, size)
+        picture.draw_front_view(filepath, mesh_set.vertices, mesh_set.faces, bones, everything, size)
     else:
         raise ValueError(f"unknown render method {method!r}")
     return filepath
@@ -158,7 +142,7 @@ def render_poses(filepath, meshes, armature, poses, *, size: int = 1400, gap: fl
     if not len(everything) or not np.isfinite(everything).all():
         raise ValueError("nothing finite to render")
     if method == "numpy":
-        _render_numpy(filepath, vertices, faces, bones, everything, size)
+        picture.draw_front_view(filepath, vertices, faces, bones, everything, size)
         return filepath
     mesh = new_mesh("Bonesmith Poses", vertices, faces)
     obj = bpy.data.objects.new("Bonesmith Poses", mesh)
@@ -171,8 +155,8 @@ def render_poses(filepath, meshes, armature, poses, *, size: int = 1400, gap: fl
 
 
 def _render_workbench(filepath: Path, meshes, bones, everything, size) -> None:
-    lo, hi, center, extent, (res_x, res_y) = _framing(everything, size)
-    diagonal = float(np.linalg.norm(hi - lo)) or 1.0
+    lo, hi, center, extent, (res_x, res_y) = picture.framing(everything, size)
+    diagonal = bbox_diagonal(everything, 1.0)
     created = []  # (collection, datablock) to remove afterwards
     had_render_result = any(image.type == 'RENDER_RESULT' for image in bpy.data.images)
     scene = bpy.data.scenes.new("Bonesmith Preview")
@@ -186,7 +170,7 @@ def _render_workbench(filepath: Path, meshes, bones, everything, size) -> None:
             created.append((bpy.data.meshes, bone_mesh))
             material = bpy.data.materials.new("Bonesmith Preview Bones")
             created.append((bpy.data.materials, material))
-            material.diffuse_color = (*BONE_COLOR, 1.0)
+            material.diffuse_color = (*picture.BONE_COLOR, 1.0)
             bone_mesh.materials.append(material)
             bone_obj = bpy.data.objects.new("Bonesmith Preview Bones", bone_mesh)
             created.insert(0, (bpy.data.objects, bone_obj))
@@ -208,7 +192,7 @@ def _render_workbench(filepath: Path, meshes, bones, everything, size) -> None:
 
         world = bpy.data.worlds.new("Bonesmith Preview")
         created.append((bpy.data.worlds, world))
-        world.color = tuple(c ** 2.2 for c in BACKGROUND)  # sRGB -> scene linear
+        world.color = tuple(c ** 2.2 for c in picture.BACKGROUND)  # sRGB -> scene linear
         scene.world = world
 
         render = scene.render
@@ -233,85 +217,3 @@ def _render_workbench(filepath: Path, meshes, bones, everything, size) -> None:
         if not had_render_result:
             for image in [i for i in bpy.data.images if i.type == 'RENDER_RESULT']:
                 bpy.data.images.remove(image)
-
-
-def _render_numpy(filepath: Path, vertices, faces, bones, everything, size) -> None:
-    lo, hi, center, extent, (width, height) = _framing(everything, size)
-    scale = max(width, height) / extent
-
-    def project(points):
-        px = (points[:, 0] - center[0]) * scale + width / 2
-        py = height / 2 - (points[:, 2] - center[2]) * scale
-        return np.stack([px, py], axis=1)
-
-    image = np.empty((height, width, 3), dtype=np.float64)
-    image[:] = BACKGROUND
-    if len(faces):
-        tri = vertices[faces]  # (F, 3, 3)
-        normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
-        normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-20)
-        light = np.array([-0.3, -0.8, 0.5])
-        light /= np.linalg.norm(light)
-        shade = 0.35 + 0.65 * np.abs(normal @ light)
-        depth = tri[:, :, 1].mean(axis=1)
-        projected = project(tri.reshape(-1, 3)).reshape(-1, 3, 2)
-        mesh_layer = np.full((height, width), np.nan)
-        for f in np.argsort(-depth):  # far to near: painter's algorithm
-            _fill_triangle(mesh_layer, projected[f], shade[f])
-        covered = ~np.isnan(mesh_layer)
-        color = np.asarray(MESH_COLOR)[None] * mesh_layer[covered][:, None]
-        image[covered] = 0.25 * image[covered] + 0.75 * color
-    heads, tails = bones[0], bones[1]
-    if len(heads):
-        radius = max(1.5, 0.004 * max(width, height))
-        ends = project(np.vstack([heads, tails])).reshape(2, -1, 2)
-        for a, b in zip(ends[0], ends[1]):
-            _draw_segment(image, a, b, radius, BONE_COLOR)
-            _draw_segment(image, a, a, radius * 2.0, (1.0, 0.85, 0.3))
-    write_png(filepath, (np.clip(image, 0, 1) * 255 + 0.5).astype(np.uint8))
-
-
-def _fill_triangle(layer, corners, value) -> None:
-    x0, y0 = np.floor(corners.min(axis=0)).astype(int)
-    x1, y1 = np.ceil(corners.max(axis=0)).astype(int)
-    x0, y0 = max(x0, 0), max(y0, 0)
-    x1, y1 = min(x1, layer.shape[1] - 1), min(y1, layer.shape[0] - 1)
-    if x0 > x1 or y0 > y1:
-        return
-    ys, xs = np.mgrid[y0:y1 + 1, x0:x1 + 1]
-    px, py = xs + 0.5, ys + 0.5
-    (ax, ay), (bx, by), (cx, cy) = corners
-    area = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
-    if abs(area) < 1e-12:
-        return
-    w0 = ((bx - px) * (cy - py) - (by - py) * (cx - px)) / area
-    w1 = ((cx - px) * (ay - py) - (cy - py) * (ax - px)) / area
-    inside = (w0 >= 0) & (w1 >= 0) & (w0 + w1 <= 1)
-    layer[ys[inside], xs[inside]] = value
-
-
-def _draw_segment(image, a, b, radius, color) -> None:
-    steps = max(2, int(np.linalg.norm(b - a) * 2) + 1)
-    points = a[None] + np.linspace(0, 1, steps)[:, None] * (b - a)[None]
-    r = int(math.ceil(radius))
-    offsets = np.mgrid[-r:r + 1, -r:r + 1].reshape(2, -1).T
-    offsets = offsets[(offsets ** 2).sum(axis=1) <= radius ** 2]
-    pixels = (np.floor(points)[:, None, :] + offsets[None]).reshape(-1, 2).astype(int)
-    keep = ((pixels[:, 0] >= 0) & (pixels[:, 0] < image.shape[1])
-            & (pixels[:, 1] >= 0) & (pixels[:, 1] < image.shape[0]))
-    image[pixels[keep, 1], pixels[keep, 0]] = color
-
-
-def write_png(filepath, rgb: np.ndarray) -> None:
-    """Write an (H, W, 3) uint8 array as an 8-bit RGB PNG."""
-    height, width, _ = rgb.shape
-    rows = b"".join(b"\x00" + rgb[y].tobytes() for y in range(height))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    with open(filepath, "wb") as fh:
-        fh.write(b"\x89PNG\r\n\x1a\n")
-        fh.write(chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)))
-        fh.write(chunk(b"IDAT", zlib.compress(rows, 6)))
-        fh.write(chunk(b"IEND", b""))

@@ -28,6 +28,7 @@ from ..bridge import correctives as bridge
 from ..bridge import selection
 from ..bridge.weights import combine_rest, deform_bones
 from ..core import correctives
+from ..core.mesh import bbox_diagonal
 from ..core.errors import BonesmithError
 from . import options
 from .base import BonesmithOperator, run_in_background, to_object_mode
@@ -150,7 +151,7 @@ def fit(plan: LearnPlan, progress=None):
     plain = correctives.lbs(ch["vertices"], ch["weights"],
                             correctives.skinning_matrices(ch["joints"], ch["parents"], plan.read))
     learned = model.pose(plan.read)
-    size = float(np.linalg.norm(np.ptp(ch["vertices"], axis=0))) or 1.0
+    size = bbox_diagonal(ch["vertices"], 1.0)
     error = lambda X: np.linalg.norm(X - plan.posed, axis=2) / size * 100  # noqa: E731
     e_lbs, e_model = error(plain), error(learned)
     return model, {"lbs_mean_pct": float(e_lbs.mean()), "lbs_max_pct": float(e_lbs.max()),
@@ -302,7 +303,7 @@ def plan_bake(context, mode: str) -> BakePlan:
                              "were learned: learn them again")
     joints = joints[[bones.index(n) for n in names]]
     rest = combine_rest(meshes).vertices
-    size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
+    size = bbox_diagonal(rest, 1.0)
     if (np.abs(rest - model.rest_verts).max() > CHANGED * size
             or np.abs(joints - model.joints).max() > CHANGED * size):
         raise BonesmithError("The meshes or bones moved or changed shape since the correctives were "
@@ -423,7 +424,7 @@ def leave_one_out(verts, joints) -> float:
     for k in range(len(verts)):
         rest = [v for i, v in enumerate(verts) if i != k]
         regressor = correctives.fit_joint_regressor(rest, [j for i, j in enumerate(joints) if i != k])
-        size = float(np.linalg.norm(np.ptp(verts[k], axis=0))) or 1.0
+        size = bbox_diagonal(verts[k], 1.0)
         errors.append(np.linalg.norm(regressor.predict(verts[k]) - joints[k], axis=1).mean() / size * 100)
     return float(np.mean(errors))
 
