@@ -50,7 +50,8 @@ def _empty_scene():
 
 
 def _rig(meshes, detail: float):
-    """Skeleton (world space) and armature for `meshes`; returns (skeleton, armature, seconds)."""
+    """Skeleton (world space) and armature for `meshes`; returns (skeleton, armature,
+    seconds of the extraction, vertex count)."""
     from .bridge import armature as bridge_armature
     from .bridge import mesh as bridge_mesh
     from .core.skeleton import extract_skeleton
@@ -167,7 +168,7 @@ SKIN_OUTPUT_FORMATS = (".blend", ".fbx", ".glb", ".npz")
 def _input_armature(meshes, scene_objects):
     """The armature INPUT brought along: the one its meshes are rigged to, else the one
     with the most deforming bones in the file."""
-    from .bridge.fbx import armatures_of
+    from .bridge.selection import armatures_of
 
     rigged = armatures_of(meshes)
     candidates = rigged or {o for o in scene_objects if o.type == 'ARMATURE'}
@@ -428,7 +429,7 @@ def _correctives_data(args) -> dict:
                     posed=data["pose_verts"])
     _empty_scene()
     from .bridge import correctives as bridge
-    from .bridge.fbx import armatures_of, rig_meshes
+    from .bridge.selection import armatures_of, rig_meshes
     from .bridge.files import import_file
 
     armatures = armatures_of(import_file(args.input))

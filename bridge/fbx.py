@@ -7,8 +7,7 @@ from pathlib import Path
 import bpy
 
 from ..core.errors import BonesmithError
-# armatures_of is re-exported for the command line (cli.py imports it from here)
-from .selection import armatures_of, rig_meshes  # noqa: F401
+from .selection import rig_meshes
 
 # Unity / Unreal / Godot friendly: no "_end" leaf bones, only deforming bones, units baked
 # into the transforms (FBX scale 1.0, centimetres), flat faces without smoothing warnings.

@@ -85,11 +85,6 @@ def load_rigged_file(path) -> list:
     return characters
 
 
-def load_rigged_files(paths) -> list:
-    """load_rigged_file for several files, concatenated."""
-    return [character for path in paths for character in load_rigged_file(path)]
-
-
 def save_record(character: dict, path) -> Path:
     """Write a training dict as a Bonesmith .npz record (../shared/data key names)."""
     path = Path(path)

@@ -251,7 +251,22 @@ def run_cli(env, *args, timeout=600):
                           capture_output=True, text=True, timeout=timeout)
 
 
-# -- the helpers above as fixtures (test modules do not import conftest) ---------------------
+def is_one_tree(parents) -> bool:
+    """One root (-1) and every joint reaches it without a cycle."""
+    parents = np.asarray(parents)
+    if (parents < 0).sum() != 1 or not np.all(parents < len(parents)):
+        return False
+    for joint in range(len(parents)):
+        seen, j = set(), joint
+        while j >= 0:
+            if j in seen:
+                return False
+            seen.add(j)
+            j = parents[j]
+    return True
+
+
+# -- the helpers above as fixtures (for tests that take fixtures rather than import them) --
 
 @pytest.fixture(scope="session")
 def humanoid():

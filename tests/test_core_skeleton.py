@@ -9,6 +9,8 @@ from bonesmith.core import metrics
 from bonesmith.core.errors import InvalidMeshError
 from bonesmith.core.skeleton import Skeleton, extract_skeleton
 
+from conftest import is_one_tree
+
 SAMPLE = Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz"
 
 
@@ -59,18 +61,6 @@ def merge(*meshes):
     return np.vstack(Vs), np.vstack(Fs)
 
 
-def is_one_tree(parents):
-    roots = np.flatnonzero(parents < 0)
-    if len(roots) != 1:
-        return False
-    for b in range(len(parents)):       # every bone reaches the root without a cycle
-        seen, p = set(), b
-        while p >= 0:
-            if p in seen:
-                return False
-            seen.add(p)
-            p = parents[p]
-    return True
 
 
 def test_sample_character_gives_a_usable_rig(character, rig):
