@@ -86,13 +86,34 @@ def _write(path: Path, skeleton, armature, meshes) -> None:
         save_record(character_from_objects(armature, meshes, family=path.stem), path)
 
 
+def _input_argument(parser) -> None:
+    parser.add_argument("input", metavar="INPUT", type=Path,
+                        help="mesh file: .obj .ply .fbx .glb .gltf .blend or a Bonesmith .npz record")
+
+
+def _check_outputs(outputs, formats) -> None:
+    """Refuse an unknown output format before any work is done."""
+    for out in outputs:
+        if out.suffix.lower() not in formats:
+            raise BonesmithError(f"Cannot write {out.name}: use one of {', '.join(formats)}")
+
+
+def _write_all(outputs, skeleton, armature, meshes) -> None:
+    for out in outputs:
+        _write(out, skeleton, armature, meshes)
+
+
+def _print_written(outputs) -> None:
+    for out in outputs:
+        print(f"  wrote {out}")
+
+
 def _add_skeleton_parser(commands) -> None:
     skeleton = commands.add_parser(
         "skeleton", help="build a skeleton for a mesh file and save the rig",
         description="Build a skeleton inside the meshes of INPUT and write the rigged result. "
                     "Any armature INPUT brings along is replaced.")
-    skeleton.add_argument("input", metavar="INPUT", type=Path,
-                          help="mesh file: .obj .ply .fbx .glb .gltf .blend or a Bonesmith .npz record")
+    _input_argument(skeleton)
     skeleton.add_argument("--out", "-o", metavar="OUTPUT", type=Path, action="append", required=True,
                           help="output file, repeatable: .blend, .fbx, .glb (mesh + armature) "
                                "or .json (the skeleton in world units)")
@@ -102,20 +123,16 @@ def _add_skeleton_parser(commands) -> None:
 
 
 def cmd_skeleton(args) -> int:
-    for out in args.out:
-        if out.suffix.lower() not in OUTPUT_FORMATS:
-            raise BonesmithError(f"Cannot write {out.name}: use one of {', '.join(OUTPUT_FORMATS)}")
+    _check_outputs(args.out, OUTPUT_FORMATS)
     _empty_scene()
     from .bridge import files
 
     meshes = files.import_file(args.input)
     files.strip_rigs(meshes)
     skeleton, armature, seconds, n_vertices = _rig(meshes, args.detail)
-    for out in args.out:
-        _write(out, skeleton, armature, meshes)
+    _write_all(args.out, skeleton, armature, meshes)
     print(f"{args.input.name}: {n_vertices} vertices -> {len(skeleton)} joints in {seconds:.2f} s")
-    for out in args.out:
-        print(f"  wrote {out}")
+    _print_written(args.out)
     return 0
 
 
@@ -126,8 +143,7 @@ def _add_skin_parser(commands) -> None:
                     "+ Armature modifier) and write the rig. The armature is the one INPUT brings "
                     "along, or the one of --armature-from FILE, or a new one from Auto Skeleton "
                     "(--auto-skeleton: Auto Rig).")
-    skin.add_argument("input", metavar="INPUT", type=Path,
-                      help="mesh file: .obj .ply .fbx .glb .gltf .blend or a Bonesmith .npz record")
+    _input_argument(skin)
     source = skin.add_mutually_exclusive_group()
     source.add_argument("--armature-from", metavar="FILE", type=Path,
                         help="take the armature from FILE (.blend .fbx .glb .gltf) instead of INPUT")
@@ -177,9 +193,7 @@ def _input_armature(meshes, scene_objects):
 
 
 def cmd_skin(args) -> int:
-    for out in args.out:
-        if out.suffix.lower() not in SKIN_OUTPUT_FORMATS:
-            raise BonesmithError(f"Cannot write {out.name}: use one of {', '.join(SKIN_OUTPUT_FORMATS)}")
+    _check_outputs(args.out, SKIN_OUTPUT_FORMATS)
     if args.max_influences < 1:
         raise BonesmithError("--max-influences must be at least 1")
     scene = _empty_scene()
@@ -214,16 +228,14 @@ def cmd_skin(args) -> int:
     bpy.context.view_layer.update()
     n_bones = len(deform_bones(armature)[0])
     weights, seconds = _skin(meshes, armature, model=args.model, max_influences=args.max_influences)
-    for out in args.out:
-        _write(out, None, armature, meshes)
+    _write_all(args.out, None, armature, meshes)
     influences = (weights > 0).sum(axis=1)
     print(f"{args.input.name}: {len(weights)} vertices weighted to {n_bones} bones of "
           f"'{armature.name}' in {seconds:.2f} s")
     if skeleton_seconds is not None:
         print(f"  skeleton  {skeleton_seconds:.2f} s (Auto Skeleton)")
     print(f"  influences at most {influences.max()} per vertex, {int((influences == 0).sum())} unweighted")
-    for out in args.out:
-        print(f"  wrote {out}")
+    _print_written(args.out)
     return 0
 
 

@@ -35,18 +35,10 @@ def triangle_edges(F) -> np.ndarray:
 
 
 def unique_edges(F) -> np.ndarray:
-    """Undirected edges of triangles, each once.
+    """Undirected edges of triangles F (m, 3), each once.
 
-    Parameters
-    ----------
-    F : (m, 3) int array
-        Triangles.
-
-    Returns
-    -------
-    (E, 2) array, F's dtype
-        Smaller vertex index first, rows sorted lexicographically (as
-        ``np.unique(np.sort(triangle_edges(F), axis=1), axis=0)``).
+    Returns an (E, 2) array of F's dtype: smaller vertex index first, rows sorted
+    lexicographically (as ``np.unique(np.sort(triangle_edges(F), axis=1), axis=0)``).
     """
     F = np.asarray(F)
     e = triangle_edges(F).astype(np.int64, copy=False)   # int64 keys: no overflow
@@ -79,21 +71,9 @@ def edge_components(n, edges):
 
 
 def vertex_components(n, F):
-    """Connected components of a mesh's vertices through its faces.
+    """Connected components of a mesh's n vertices through its triangles F (m, 3).
 
-    Parameters
-    ----------
-    n : int
-        Number of vertices.
-    F : (m, 3) int array
-        Triangles.
-
-    Returns
-    -------
-    count : int
-        Number of components (a vertex in no face is one).
-    labels : (n,) int32 array
-        As `edge_components`.
+    Returns (count, labels) as `edge_components`; a vertex in no face is a component.
     """
     return edge_components(n, triangle_edges(F))
 

@@ -38,17 +38,27 @@ class CleanMesh:
         return bbox_diagonal(self.vertices)
 
 
+def numeric(error, what: str, *values_and_dtypes):
+    """np.asarray of each (values, dtype) pair, or `error` saying the `what` data is not numeric."""
+    try:
+        return [np.asarray(values, dtype=dtype) for values, dtype in values_and_dtypes]
+    except (TypeError, ValueError) as exc:
+        raise error(f"The {what} data is not numeric: {exc}") from None
+
+
+def check_points(error, X, empty: str, wrong_shape: str) -> None:
+    """`error(empty)` when X has no entries, `error(wrong_shape + " array, got shape ...")`
+    when it is not (n, 3)."""
+    if X.size == 0:
+        raise error(empty)
+    if X.ndim != 2 or X.shape[1] != 3:
+        raise error(f"{wrong_shape} array, got shape {X.shape}.")
+
+
 def validate(vertices, faces):
     """Check shapes and values; return float64 (V,3) and int64 (F,3) arrays."""
-    try:
-        V = np.asarray(vertices, dtype=np.float64)
-        F = np.asarray(faces)
-    except (TypeError, ValueError) as exc:
-        raise InvalidMeshError(f"The mesh data is not numeric: {exc}") from None
-    if V.size == 0:
-        raise InvalidMeshError("The mesh is empty: it has no vertices.")
-    if V.ndim != 2 or V.shape[1] != 3:
-        raise InvalidMeshError(f"Vertices must be an (N, 3) array, got shape {V.shape}.")
+    V, F = numeric(InvalidMeshError, "mesh", (vertices, np.float64), (faces, None))
+    check_points(InvalidMeshError, V, "The mesh is empty: it has no vertices.", "Vertices must be an (N, 3)")
     if F.size == 0:
         raise InvalidMeshError(
             "The mesh has no faces (only loose vertices or edges). "

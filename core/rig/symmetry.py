@@ -62,10 +62,8 @@ def mirror_tree(pos, par, rad, socket, *, centre: float, tolerance: float):
 
     Parameters
     ----------
-    pos : (n, 3) float
-        Joint positions, parents first, joint 0 = root.
-    par : (n,) int
-        Parent joint, -1 for the root.
+    pos, par : (n, 3) float, (n,) int
+        The joint tree, as for `bones.to_bones`.
     rad : (n,) float
     socket : (n,) bool
     centre, tolerance : float

@@ -28,22 +28,9 @@ LEAF_MAX_GAP = 0.5
 
 
 def spanning_tree(X, nodes, edges):
-    """Minimum spanning tree (by edge length) over the given nodes: breaks cycles.
-
-    Parameters
-    ----------
-    X : (k, 3) float
-        Node positions.
-    nodes : (m,) int
-        The nodes to span.
-    edges : list of (int, int)
-        Edges among them.
-
-    Returns
-    -------
-    list of (int, int)
-        Tree edges, in the nodes' numbering.
-    """
+    """Minimum spanning tree (by edge length) over `nodes` (m,) of the graph with node
+    positions X (k, 3) and `edges` among those nodes, a list of (int, int): breaks cycles.
+    Returns the tree's edges, a list of (int, int) in the nodes' numbering."""
     index = {v: k for k, v in enumerate(nodes.tolist())}
     e = np.array([(index[a], index[b]) for a, b in edges], dtype=np.int64).reshape(-1, 2)
     w = np.linalg.norm(X[nodes[e[:, 0]]] - X[nodes[e[:, 1]]], axis=1) + EDGE_WEIGHT_FLOOR

@@ -16,7 +16,7 @@ from scipy.spatial import cKDTree
 
 from ..errors import InvalidArmatureError, InvalidMeshError
 from ..mesh import vertex_components
-from ..meshprep import compact, triangle_areas, unique_faces, validate, weld_normalised
+from ..meshprep import check_points, compact, numeric, triangle_areas, unique_faces, validate, weld_normalised
 
 DEGENERATE_AREA = 1e-14      # face area / diagonal^2 below this is dropped
 
@@ -95,17 +95,10 @@ def default_tails(joints, parents):
 
 def prepare_bones(mesh: SkinMesh, joints, parents, tails=None) -> Bones:
     """Validate the armature (InvalidArmatureError) and map it to the mesh's frame."""
-    try:
-        H = np.asarray(joints, dtype=np.float64)
-        P = np.asarray(parents)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArmatureError(f"The bone data is not numeric: {exc}") from None
-    if H.size == 0:
-        raise InvalidArmatureError(
-            "The armature has no deforming bones. Add bones (or tick Deform on the bones "
-            "that should move the mesh) and try again.")
-    if H.ndim != 2 or H.shape[1] != 3:
-        raise InvalidArmatureError(f"Bone heads must be a (J, 3) array, got shape {H.shape}.")
+    H, P = numeric(InvalidArmatureError, "bone", (joints, np.float64), (parents, None))
+    check_points(InvalidArmatureError, H,
+                 "The armature has no deforming bones. Add bones (or tick Deform on the bones "
+                 "that should move the mesh) and try again.", "Bone heads must be a (J, 3)")
     J = len(H)
     P = P.reshape(-1)
     if len(P) != J:
