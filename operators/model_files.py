@@ -5,11 +5,11 @@ only once the new one is complete."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 from ..core.errors import BonesmithError
+from ..core.files import save_atomic  # noqa: F401 - the operators' atomic save
 
 
 def safe_name(name: str) -> str:
@@ -17,15 +17,6 @@ def safe_name(name: str) -> str:
     one _, no leading or trailing . or _ ("skin_trained" when nothing is left)."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", name.strip()).strip("._")
     return name or "skin_trained"
-
-
-def save_atomic(save, path: Path) -> Path:
-    """save(partial path), then rename: an older file of that name stays until it worked."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    save(partial)
-    os.replace(partial, path)
-    return path
 
 
 def write_json(path: Path, info: dict) -> None:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..files import save_atomic
 from ..mesh import bbox_diagonal, triangle_edges, weld_positions
 from .features import K
 from .weights import scatter
@@ -260,17 +261,11 @@ class SkinModel:
     # -- files --
     def save(self, path) -> Path:
         """Write the model to `path` (.npz), atomically (a failed write keeps the old file)."""
-        import os
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         arrays = {f"param/{k}": np.asarray(v, dtype=np.float32) for k, v in self.params.items()}
         arrays.update({f"stats/{k}": np.asarray(v, dtype=np.float32) for k, v in self.stats.items()})
         config = dict(self.config, version=VERSION)
         arrays["config"] = np.array(json.dumps(config, sort_keys=True))
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(tmp, **arrays)
-        os.replace(tmp, path)
-        return path
+        return save_atomic(lambda partial: np.savez_compressed(partial, **arrays), path)
 
     @classmethod
     def load(cls, path) -> "SkinModel":

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import sys
 import time
 from datetime import date
@@ -34,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import records
+from ..files import save_atomic
 from ..errors import BonesmithError, Cancelled
 from .network import K, PARAM_NAMES, SkinModel, candidate_inputs, candidate_mask, forward
 
@@ -444,12 +444,12 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
                             "train_loss": float(np.mean(losses)),
                             "val_loss": val_loss, "val_l1": val_l1,
                             "seconds": round(time.perf_counter() - t0, 3)})
-            torch.save({"fingerprint": fingerprint, "epoch": epoch, "net": net.state_dict(),
-                        "opt": opt.state_dict(), "history": json.dumps(history),
-                        "best_l1": float(best["l1"]), "best_epoch": int(best["epoch"]),
-                        "best_params": {k: torch.from_numpy(v) for k, v in best["params"].items()},
-                        "bad_epochs": bad, "since_decay": since_decay}, str(ckpt_path) + ".tmp")
-            os.replace(str(ckpt_path) + ".tmp", ckpt_path)
+            state = {"fingerprint": fingerprint, "epoch": epoch, "net": net.state_dict(),
+                     "opt": opt.state_dict(), "history": json.dumps(history),
+                     "best_l1": float(best["l1"]), "best_epoch": int(best["epoch"]),
+                     "best_params": {k: torch.from_numpy(v) for k, v in best["params"].items()},
+                     "bad_epochs": bad, "since_decay": since_decay}
+            save_atomic(lambda partial: torch.save(state, str(partial)), ckpt_path)
             notify({"stage": "epoch", "epoch": epoch, "epochs": epochs,
                     "train_loss": history[-1]["train_loss"], "val_loss": val_loss, "val_l1": val_l1,
                     "best_l1": float(best["l1"]), "best_epoch": int(best["epoch"])})
