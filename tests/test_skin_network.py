@@ -137,9 +137,10 @@ def test_smoothing_is_smooth(features):
 
 def test_bad_model_files(tmp_path, features):
     bad = tmp_path / "bad.npz"
-    bad.write_bytes(b"not a zip")
-    with pytest.raises(BonesmithError):
-        N.SkinModel.load(bad)
+    for content in (b"not a zip", b"", b"PK\x03\x04 truncated"):
+        bad.write_bytes(content)
+        with pytest.raises(BonesmithError, match="Could not read the skin model bad.npz"):
+            N.SkinModel.load(bad)
     np.savez(tmp_path / "other.npz", config=np.array("{}"))
     with pytest.raises(BonesmithError, match="not a Bonesmith skin model"):
         N.SkinModel.load(tmp_path / "other.npz")
@@ -153,7 +154,7 @@ def test_bad_model_files(tmp_path, features):
     with pytest.raises(BonesmithError, match="update Bonesmith"):
         N.SkinModel.load(path)
     model.config["n_features"] += 1
-    with pytest.raises(ValueError, match="retrain"):
+    with pytest.raises(BonesmithError, match=r"trained with another version of Bonesmith\. Train it again"):
         model.predict(features)
 
 

@@ -30,11 +30,13 @@ normalisation, and `config` (JSON text: version, sizes, feature layout, smoothin
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ..errors import BonesmithError
 from ..files import save_atomic
 from ..mesh import bbox_diagonal, triangle_edges, weld_positions
 from .features import K
@@ -226,9 +228,11 @@ class SkinModel:
         """Normalised network inputs for a FeatureSet (x, prior, candidates)."""
         x = np.asarray(features.x, dtype=np.float32)
         if x.ndim != 2 or x.shape[1] != self.config["n_features"]:
-            raise ValueError(f"this skin model expects {self.config['n_features']} features per "
-                             f"vertex, got {x.shape[1] if x.ndim == 2 else x.shape}: the model "
-                             "was trained with another feature version; retrain it")
+            raise BonesmithError(
+                f"This skin model expects {self.config['n_features']} features per vertex but Auto "
+                f"Skin computes {x.shape[1] if x.ndim == 2 else x.shape}: it was trained with another "
+                "version of Bonesmith. Train it again (Train Skin) or pick another Skin Model (the "
+                "shipped default works).")
         shared, cand, valid, logprior = candidate_inputs(x, features.prior, features.candidates,
                                                          self.config["layout"])
         st = self.stats
@@ -269,14 +273,13 @@ class SkinModel:
 
     @classmethod
     def load(cls, path) -> "SkinModel":
-        from ..errors import BonesmithError
         path = Path(path)
         try:
             with np.load(path, allow_pickle=False) as d:
                 config = json.loads(str(d["config"]))
                 params = {k[6:]: d[k].astype(np.float32) for k in d.files if k.startswith("param/")}
                 stats = {k[6:]: d[k].astype(np.float32) for k in d.files if k.startswith("stats/")}
-        except (OSError, ValueError, KeyError) as error:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
             raise BonesmithError(f"Could not read the skin model {path.name}: {error}") from None
         if int(config.get("version", 0)) > VERSION:
             raise BonesmithError(f"{path.name} is a skin model of version {config['version']}; "
@@ -300,7 +303,6 @@ def load_model(path) -> SkinModel:
     try:
         key = (str(path.resolve()), path.stat().st_mtime_ns)
     except OSError:
-        from ..errors import BonesmithError
         raise BonesmithError(f"Skin model not found: {path}") from None
     if key not in _loaded:
         if len(_loaded) >= 4:
