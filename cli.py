@@ -82,8 +82,9 @@ def _write(path: Path, skeleton, armature, meshes) -> None:
     elif suffix == ".blend":
         bpy.ops.wm.save_as_mainfile(filepath=str(path.resolve()), copy=True)
     elif suffix == ".npz":
-        from .bridge.training_data import character_from_objects, save_record
-        save_record(character_from_objects(armature, meshes, family=path.stem), path)
+        from .bridge.training_data import character_from_objects
+        from .core import records
+        records.write(path, character_from_objects(armature, meshes, family=path.stem))
 
 
 def _input_argument(parser) -> None:

@@ -7,7 +7,7 @@ A character is every mesh deformed by one armature, in world space at rest:
      "tails": (J,3), "names": [J bone names], "weights": (V,J) rows summing to 1 (0 where
      the artist left a vertex unweighted), "unweighted": (V,) bool, "family": str}
 
-Only deforming bones are columns. `save_record` writes one as a Bonesmith .npz record
+Only deforming bones are columns. `core.records.write` writes one as a Bonesmith .npz record
 (the ../shared/data key names: verts, faces, joints, joint_tails, joint_names, parents,
 weights, unweighted) that `python -m bonesmith train-skin` reads.
 """
@@ -83,24 +83,3 @@ def load_rigged_file(path) -> list:
     if not characters:
         raise BonesmithError(f"{path.name} has no mesh weighted to an armature's deforming bones")
     return characters
-
-
-def save_record(character: dict, path) -> Path:
-    """Write a training dict as a Bonesmith .npz record (../shared/data key names)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(
-        path,
-        verts=np.asarray(character["vertices"], dtype=np.float32),
-        faces=np.asarray(character["faces"], dtype=np.int32),
-        joints=np.asarray(character["joints"], dtype=np.float32),
-        joint_tails=np.asarray(character["tails"], dtype=np.float32),
-        joint_names=np.asarray(character.get("names") or
-                               [f"bone_{j}" for j in range(len(character["joints"]))]),
-        parents=np.asarray(character["parents"], dtype=np.int32),
-        weights=np.asarray(character["weights"], dtype=np.float32),
-        unweighted=np.asarray(character.get("unweighted",
-                                            np.asarray(character["weights"]).sum(1) <= 0), dtype=bool),
-        family=np.asarray(str(character.get("family", path.stem))),
-    )
-    return path

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The Bonesmith record: one character in one `.npz` file. This module is the one place
-that knows its keys; the CLI, the bridge, training and the benchmarks read records here.
+that knows its keys; the CLI, the bridge, training and the benchmarks read and write
+records here.
 
 | key | shape | meaning |
 |---|---|---|
@@ -23,13 +24,12 @@ they need and ignore the rest. Records never hold Python objects (`allow_pickle=
 """
 from __future__ import annotations
 
-import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 
 from .errors import BonesmithError
+from .files import UNREADABLE_NPZ
 
 MESH = ("verts", "faces")
 RIG = MESH + ("joints", "parents", "weights")
@@ -56,7 +56,7 @@ def read(path, required=MESH, optional=(), *, needed_for: str = "a Bonesmith rec
             missing = [k for k in required if k not in record.files]
             if not missing:
                 return {k: np.asarray(record[k]) for k in (*required, *optional) if k in record.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+    except UNREADABLE_NPZ as error:
         raise InvalidRecordError(f"Could not read {path.name}: it is not a readable .npz record "
                                  f"({type(error).__name__}: {error})") from None
     raise InvalidRecordError(
@@ -64,6 +64,23 @@ def read(path, required=MESH, optional=(), *, needed_for: str = "a Bonesmith rec
         f"array{'s' if len(missing) > 1 else ''} (needs {', '.join(required)})")
 
 
-def write(path, **arrays) -> None:
-    """Write a record (compressed); the keys should be those of the table above."""
-    np.savez_compressed(Path(path), **arrays)
+def write(path, character: dict) -> Path:
+    """Write a character dict (vertices, faces, joints, tails, parents, weights; names,
+    unweighted and family optional: what training and `read` use) as a record."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    weights = np.asarray(character["weights"])
+    np.savez(
+        path,
+        verts=np.asarray(character["vertices"], dtype=np.float32),
+        faces=np.asarray(character["faces"], dtype=np.int32),
+        joints=np.asarray(character["joints"], dtype=np.float32),
+        joint_tails=np.asarray(character["tails"], dtype=np.float32),
+        joint_names=np.asarray(character.get("names") or
+                               [f"bone_{j}" for j in range(len(character["joints"]))]),
+        parents=np.asarray(character["parents"], dtype=np.int32),
+        weights=weights.astype(np.float32),
+        unweighted=np.asarray(character.get("unweighted", weights.sum(1) <= 0), dtype=bool),
+        family=np.asarray(str(character.get("family", path.stem))),
+    )
+    return path

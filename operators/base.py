@@ -199,8 +199,7 @@ class BonesmithOperator:
             job.cancel()  # the result is dropped whenever the job stops
             self._stop(context)
             self.on_cancel(context)
-            self.report({'INFO'}, f"{self.bl_label} cancelled")
-            return {'CANCELLED'}
+            return self.fail(Cancelled())
         if event.type != 'TIMER':
             return {'PASS_THROUGH'}
         if not job.done:

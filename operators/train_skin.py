@@ -27,6 +27,7 @@ from bpy.props import IntProperty
 from .. import preferences
 from ..bridge import selection
 from ..bridge import training_data
+from ..core import records
 from ..core.errors import BonesmithError
 from . import options
 from .base import BonesmithOperator, run_in_background, to_object_mode
@@ -151,13 +152,12 @@ class BONESMITH_OT_train_skin(BonesmithOperator, bpy.types.Operator):
     def _prepare(self, characters) -> ProcessJob:
         """The characters as records in a temporary folder, and the training process."""
         self._tmp = Path(tempfile.mkdtemp(prefix="bonesmith_train_"))
-        records = []
-        for k, character in enumerate(characters):
-            path = self._tmp / "records" / f"{k:03d}_{safe_name(character['family'])}.npz"
-            records.append(training_data.save_record(character, path))
+        paths = [records.write(self._tmp / "records" / f"{k:03d}_{safe_name(character['family'])}.npz",
+                               character)
+                 for k, character in enumerate(characters)]
         self._target = preferences.user_models_dir() / f"{safe_name(self.model_name)}{preferences.MODEL_SUFFIX}"
         out = self._tmp / self._target.name
-        command = [sys.executable, "-m", "bonesmith", "train-skin", *records, "--out", out,
+        command = [sys.executable, "-m", "bonesmith", "train-skin", *paths, "--out", out,
                    "--epochs", self.epochs, "--seed", self.seed]
         return ProcessJob(command, env=subprocess_env(self._tmp), cwd=str(self._tmp), parse=parse_progress)
 

@@ -12,7 +12,7 @@ def rig_record(tmp_path):
     path = tmp_path / "hero.npz"
     arrays = dict(verts=np.eye(3), faces=np.array([[0, 1, 2]]), joints=np.zeros((2, 3)),
                   parents=np.array([-1, 0]), weights=np.full((3, 2), 0.5), family=np.array("heroes"))
-    records.write(path, **arrays)
+    np.savez(path, **arrays)
     return path, arrays
 
 

@@ -104,7 +104,7 @@ def test_save_record_reads_back(bridge, ext_module, humanoid_skeleton, make_mesh
     training = ext_module("bridge.training_data")
     obj, armature = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "a")
     ch = training.character_from_objects(armature, family="fam")
-    path = training.save_record(ch, tmp_path / "a.npz")
+    path = ext_module("core.records").write(tmp_path / "a.npz", ch)
     with np.load(path) as record:
         np.testing.assert_allclose(record["weights"], ch["weights"], atol=1e-6)
         np.testing.assert_allclose(record["verts"], ch["vertices"], atol=1e-5)

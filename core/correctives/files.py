@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..files import UNREADABLE_NPZ
 from .errors import CorrectivesError
 
 
@@ -26,5 +27,5 @@ def read_npz(path, formats, what: str) -> dict:
             if str(d.get("format", "")) not in formats:
                 raise CorrectivesError(f"{name} is not a Bonesmith {what}")
             return {key: d[key] for key in d.files}
-    except (OSError, ValueError, KeyError) as error:
+    except (*UNREADABLE_NPZ, KeyError) as error:
         raise CorrectivesError(f"Could not read {what} {name}: {error}") from None

@@ -30,14 +30,13 @@ normalisation, and `config` (JSON text: version, sizes, feature layout, smoothin
 from __future__ import annotations
 
 import json
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import BonesmithError
-from ..files import save_atomic
+from ..files import UNREADABLE_NPZ, save_atomic
 from ..mesh import bbox_diagonal, triangle_edges, weld_positions
 from .features import K
 from .weights import scatter
@@ -279,7 +278,7 @@ class SkinModel:
                 config = json.loads(str(d["config"]))
                 params = {k[6:]: d[k].astype(np.float32) for k in d.files if k.startswith("param/")}
                 stats = {k[6:]: d[k].astype(np.float32) for k in d.files if k.startswith("stats/")}
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        except (*UNREADABLE_NPZ, KeyError) as error:
             raise BonesmithError(f"Could not read the skin model {path.name}: {error}") from None
         if int(config.get("version", 0)) > VERSION:
             raise BonesmithError(f"{path.name} is a skin model of version {config['version']}; "
