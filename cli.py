@@ -333,7 +333,9 @@ def _add_train_skin_parser(commands) -> None:
                     "write the model (.npz; Auto Skin runs it without torch). INPUTS: Bonesmith "
                     ".npz records, .blend/.fbx/.glb/.gltf files with armatures and weighted "
                     "meshes, or folders of them. Validation holds out whole character families "
-                    "(a record's 'family' array, a Blender file's name). Needs PyTorch "
+                    "(a record's 'family' array, a Blender file's name). It fine-tunes the shipped "
+                    "model by default and never writes a model worse than the one it started from "
+                    "on validation. Needs PyTorch "
                     "(pip install torch==2.13.0).")
     train.add_argument("inputs", metavar="INPUTS", type=Path, nargs="+",
                        help="rigged characters: .npz .blend .fbx .glb .gltf files or folders")
@@ -348,10 +350,17 @@ def _add_train_skin_parser(commands) -> None:
                        help="characters per step (default 2)")
     train.add_argument("--l1-weight", type=float, default=30.0,
                        help="weight of the L1 term added to the cross entropy (default 30)")
+    train.add_argument("--init", metavar="MODEL", default="default",
+                       help="the model to start from: 'default' (the shipped model, the default), "
+                            "a model file, or 'none' (a fresh network, which starts as the heat prior)")
+    train.add_argument("--selection", choices=("auto", "folds", "holdout"), default="auto",
+                       help="how the number of epochs is chosen: cross-validation by family ('folds', "
+                            "used up to 12 families), or early stopping on held-out families "
+                            "('holdout', used above); default auto")
     train.add_argument("--patience", type=int, default=30,
-                       help="stop after this many epochs without a better validation L1 (default 30)")
+                       help="holdout: stop after this many epochs without a better validation L1 (default 30)")
     train.add_argument("--val-fraction", type=float, default=0.2,
-                       help="fraction of the families held out for validation (default 0.2)")
+                       help="holdout: fraction of the families held out for validation (default 0.2)")
     train.set_defaults(run=cmd_train_skin)
 
 
@@ -389,21 +398,35 @@ def cmd_train_skin(args) -> int:
           f"{len({str(c.get('family') or c.get('name')) for c in characters})} families", flush=True)
     try:
         report = skin_train.train_skin_model(
-            characters, args.out, epochs=args.epochs, lr=args.lr, seed=args.seed,
-            batch_characters=args.batch_characters, resume=args.resume, patience=args.patience,
-            val_fraction=args.val_fraction, l1_weight=args.l1_weight,
-            progress=skin_train.text_progress())
+            characters, args.out, init=None if args.init == "none" else args.init, epochs=args.epochs,
+            lr=args.lr, seed=args.seed, batch_characters=args.batch_characters, resume=args.resume,
+            selection=args.selection, patience=args.patience, val_fraction=args.val_fraction,
+            l1_weight=args.l1_weight, progress=skin_train.text_progress())
     except KeyboardInterrupt:
         print(f"\ntrain-skin: interrupted; {args.out} is unchanged, rerun with --resume to "
               "continue", file=sys.stderr)
         return 130
-    best = report["best_val_l1"]
-    print(f"  epochs      {report['epochs_run']} (best {report['best_epoch']})")
-    if best is not None:
-        print(f"  val L1      {best:.4f} (heat prior {report['prior_val_l1']:.4f})")
-    print(f"  seconds     {report['seconds']:.1f} on {report['device']}")
+    print(training_report(report))
     print(f"  wrote       {args.out} ({args.out.stat().st_size // 1024} KiB)")
     return 0
+
+
+def training_report(report: dict) -> str:
+    """The end-of-training table: per validation character the heat prior's, the start
+    model's and the trained model's L1, then the verdict."""
+    from .core.skinning.train import summary
+    how = {"folds": f"cross-validation, {report['folds']} folds by family (each character scored by "
+                    "a model that did not train on its family)",
+           "holdout": f"held-out families: {', '.join(report['val_families']) or 'none'}"}[report["selection"]]
+    lines = [f"  start model {report['init']}", f"  validation  {how}",
+             f"  {'character':<32} {'coverage':>8} {'prior L1':>9} {'start L1':>9} {'trained L1':>11}"]
+    for r in report["val_characters"]:
+        lines.append(f"  {r['name'][:32]:<32} {r['coverage']:>8.3f} {r['prior_l1']:>9.4f} "
+                     f"{r['start_l1']:>9.4f} {r['l1']:>11.4f}")
+    lines.append(f"  epochs      {report['epochs_run']} run, {report['best_epoch']} chosen; "
+                 f"{report['seconds']:.1f} s on {report['device']}")
+    lines.append(f"  result      {summary(report)}")
+    return "\n".join(lines)
 
 
 # -- correctives (learned pose correctives) --------------------------------------------------

@@ -71,7 +71,7 @@ def perturbed(model, scale=0.5, seed=1):
 
 
 def new_model(fs, **kw):
-    from bonesmith.core.skinning.train import _layout_of
+    from bonesmith.core.skinning.training_data import layout_of as _layout_of
     return N.SkinModel.untrained(fs.x.shape[1], _layout_of(fs), **kw)
 
 
@@ -267,10 +267,92 @@ def test_cancel_keeps_the_old_model_and_resume_matches(train, characters, cached
         run(train, characters, out, cached_features, resume=True, lr=1e-2)
 
 
-def test_early_stopping(train, characters, cached_features, tmp_path):
-    report = run(train, characters, tmp_path / "m.npz", cached_features, epochs=40, lr=0.3, patience=2)
-    assert report["stopped_early"] and report["epochs_run"] < 40
-    assert report["best_epoch"] == min(report["history"], key=lambda h: h["val_l1"])["epoch"]
+def test_early_stopping_never_hands_back_a_worse_model(train, characters, cached_features, tmp_path):
+    """A diverging run (lr 0.3) stops early, but not before MIN_EPOCHS, and hands back the
+    start model (here a fresh one: the heat prior), saying so."""
+    out = tmp_path / "m.npz"
+    report = run(train, characters, out, cached_features, epochs=40, lr=0.3, patience=2)
+    assert report["stopped_early"] and train.MIN_EPOCHS <= report["epochs_run"] < 40
+    assert min(h["val_l1"] for h in report["history"]) > report["start_val_l1"] - train.IMPROVEMENT
+    assert report["kept_start"] and report["best_epoch"] == 0
+    assert report["best_val_l1"] == pytest.approx(report["start_val_l1"])
+    assert report["start_val_l1"] == pytest.approx(report["prior_val_l1"], rel=0.01)   # prior + 1e-4 in the log
+    assert not N.SkinModel.load(out).params["W2b"].any()      # the untrained network: the prior
+    assert "kept the start model" in train.summary(report)
+
+
+def rigid_tubes():
+    """Five families in one near-rigid style (sharp blends at the joints) that the heat
+    prior blurs: what a studio's own characters teach a fresh network."""
+    return [tube_character(1.6 + 0.2 * i, 3 + i % 2, softness=0.02, family=f"f{i}", bend=0.1 * (i % 3))
+            for i in range(5)]
+
+
+def test_cross_validated_fine_tuning(train, cached_features, tmp_path):
+    """Few families: every character is scored by a fold model that never saw its family,
+    the chosen epoch count beats the start model, and the run is deterministic and
+    resumable."""
+    chars = rigid_tubes()
+    options = dict(epochs=8, lr=1e-2, seed=1, feature_fn=cached_features, hidden=16, embed=8, hidden2=16)
+    report = train.train_skin_model(chars, tmp_path / "m.npz", **options)
+    assert report["selection"] == "folds" and report["folds"] == 5
+    assert len(report["cv_curve"]) == 9 and report["best_epoch"] == int(np.argmin(report["cv_curve"])) > 0
+    rows = report["val_characters"]
+    assert sorted(r["name"] for r in rows) == [c["name"] for c in chars]
+    assert np.mean([r["l1"] for r in rows]) == pytest.approx(report["cv_curve"][report["best_epoch"]], abs=1e-5)
+    assert report["best_val_l1"] < 0.9 * report["start_val_l1"] and not report["kept_start"]
+    assert all(0.9 < r["coverage"] <= 1.0 for r in rows)
+    assert len(report["history"]) == report["best_epoch"]          # the final run on all characters
+
+    # cancelled in the third fold, resumed: the same model as the uninterrupted run
+    out = tmp_path / "r.npz"
+    with pytest.raises(Cancelled):
+        train.train_skin_model(chars, out, progress=lambda i: not (i["stage"] == "epoch" and i["epoch"] == 19),
+                               **options)
+    resumed = train.train_skin_model(chars, out, resume=True, **options)
+    assert resumed["cv_curve"] == report["cv_curve"]
+    a, b = N.SkinModel.load(tmp_path / "m.npz"), N.SkinModel.load(out)
+    for k in a.params:
+        assert np.array_equal(a.params[k], b.params[k])
+
+
+def test_fine_tuning_starts_from_the_given_model_and_keeps_it_when_nothing_helps(train, cached_features,
+                                                                                 tmp_path):
+    chars = rigid_tubes()
+    first = tmp_path / "first.npz"
+    train.train_skin_model(chars, first, epochs=8, lr=1e-2, seed=1, feature_fn=cached_features,
+                           hidden=16, embed=8, hidden2=16)
+    # lr 0 cannot change the start model: it is handed back, and the report says so
+    report = train.train_skin_model(chars, tmp_path / "again.npz", init=first, epochs=3, lr=0.0,
+                                    feature_fn=cached_features)
+    assert report["kept_start"] and report["best_epoch"] == 0 and report["init"] == str(first)
+    start, again = N.SkinModel.load(first), N.SkinModel.load(tmp_path / "again.npz")
+    for k in start.params:
+        assert np.array_equal(start.params[k], again.params[k])
+    assert again.config["hidden"] == 16 and again.config["info"]["kept_start"]
+    assert report["start_val_l1"] == pytest.approx(report["best_val_l1"])
+    assert report["start_val_l1"] < report["prior_val_l1"]        # the start model had learned
+
+
+def test_training_refuses_what_cannot_teach(train, cached_features, tmp_path):
+    chars = rigid_tubes()
+    out = tmp_path / "m.npz"
+    with pytest.raises(BonesmithError, match="two or more rigged characters"):
+        train.train_skin_model(chars[:1], out, feature_fn=cached_features)
+    no_weights = dict(chars[1], weights=np.zeros_like(chars[1]["weights"]), name="empty")
+    with pytest.raises(BonesmithError, match="empty has no usable skin weights"):
+        train.train_skin_model([chars[0], no_weights], out, feature_fn=cached_features)
+    other_rig = dict(chars[1], weights=chars[1]["weights"][:, :2], name="mismatch")
+    with pytest.raises(BonesmithError, match="mismatch: .*does not belong to this mesh"):
+        train.train_skin_model([chars[0], other_rig], out, feature_fn=cached_features)
+    centimetres = dict(chars[1], joints=chars[1]["joints"] * 0.01 + [0, 0, -5], name="tiny")
+    with pytest.raises(BonesmithError, match="tiny: its armature does not fit its mesh"):
+        train.train_skin_model([chars[0], centimetres], out, feature_fn=cached_features)
+    fresh = N.SkinModel.untrained(12)
+    fresh.save(tmp_path / "other.npz")
+    with pytest.raises(BonesmithError, match="trained for 12 features per vertex"):
+        train.train_skin_model(chars[:2], out, init=tmp_path / "other.npz", feature_fn=cached_features)
+    assert not out.exists()
 
 
 def test_split_by_family(train):
@@ -311,9 +393,16 @@ def test_cli_train_skin_writes_a_model(cli, characters, tmp_path, torch):
     out = tmp_path / "model.npz"
     result = cli("train-skin", folder, "--out", out, "--epochs", "3", "--seed", "1", timeout=600)
     assert result.returncode == 0, result.stderr
-    assert "epoch    3/3" in result.stderr and "wrote" in result.stdout
+    # 4 families: cross-validation in 4 folds of 3 epochs, then the chosen count on all four
+    assert "epoch   12/15" in result.stderr and "wrote" in result.stdout
+    assert "cross-validation, 4 folds by family" in result.stdout
+    assert "start model the shipped default model" in result.stdout
+    table = [line.split() for line in result.stdout.splitlines() if line.split()[:1] in (["a"], ["b"], ["c"], ["d"])]
+    assert sorted(row[0] for row in table) == ["a", "b", "c", "d"] and all(len(row) == 5 for row in table)
     model = N.SkinModel.load(out)
-    assert model.config["info"]["train_characters"] + model.config["info"]["val_characters"] == 4
+    info = model.config["info"]
+    assert info["selection"] == "folds" and info["train_characters"] == 4
+    assert info["best_val_l1"] <= info["start_val_l1"]
     # --resume without a checkpoint trains from the start; bad inputs are refused
     result = cli("train-skin", folder / "a.npz", folder / "b.npz", "--out", out, "--epochs", "1",
                  "--resume", timeout=600)

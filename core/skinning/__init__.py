@@ -22,7 +22,7 @@ from .heat import HeatOptions, bone_heat
 from .prep import prepare_bones, prepare_mesh
 from .weights import prune, scatter
 
-__all__ = ["predict_weights", "vertex_features", "FeatureSet", "HeatOptions",
+__all__ = ["predict_weights", "weights_from_features", "vertex_features", "FeatureSet", "HeatOptions",
            "InvalidMeshError", "InvalidArmatureError", "PRIOR"]
 
 PRIOR = "prior"           # model="prior": the heat prior alone, even when a model is shipped
@@ -80,18 +80,25 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
     info = {}
     if net is None:
         res = bone_heat(mesh, bones, heat_options)
-        Wn = res.W
-        fallback = res.dist.argmin(axis=1)
         info.update(res.info, method="prior")
+        W = prune(res.W, int(max_influences), MIN_WEIGHT, fallback=res.dist.argmin(axis=1),
+                  parents=bones.parents if REDISTRIBUTE else None)[mesh.vmap]
     else:
         fs = compute_features(mesh, bones, heat_options)
-        probs = np.asarray(net.predict(fs), dtype=np.float64)
-        if probs.shape != fs.candidates.shape:
-            raise ValueError(f"model.predict returned shape {probs.shape}, expected {fs.candidates.shape}")
-        Wn = scatter(fs.candidates, probs * fs.mask, bones.J)
-        fallback = fs.candidates[:, 0]
+        W = weights_from_features(fs, net, max_influences)
         info.update(fs.info, method="model")
-    Wn = prune(Wn, int(max_influences), MIN_WEIGHT if net is None else MODEL_MIN_WEIGHT, fallback=fallback,
-               parents=bones.parents if REDISTRIBUTE else None)
-    W = Wn[mesh.vmap]
     return (W, info) if return_info else W
+
+
+def weights_from_features(fs: FeatureSet, model, max_influences: int = 4) -> np.ndarray:
+    """A model's (V, J) weights from a character's features (`vertex_features`): its
+    candidate probabilities scattered to the bones, pruned and mapped back to the input
+    vertices, exactly as predict_weights does (features can be computed once and reused
+    for several models)."""
+    probs = np.asarray(model.predict(fs), dtype=np.float64)
+    if probs.shape != fs.candidates.shape:
+        raise ValueError(f"model.predict returned shape {probs.shape}, expected {fs.candidates.shape}")
+    Wn = scatter(fs.candidates, probs * fs.mask, fs.n_bones)
+    Wn = prune(Wn, int(max_influences), MODEL_MIN_WEIGHT, fallback=fs.candidates[:, 0],
+               parents=fs.bones.parents if REDISTRIBUTE else None)
+    return Wn[fs.vmap]

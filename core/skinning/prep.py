@@ -93,6 +93,47 @@ def default_tails(joints, parents):
     return tails
 
 
+CONNECTED = 0.25      # a tail within this share of the head-to-child distance of a child's head is connected
+IMPORTED = 0.5        # a skeleton with fewer connected parents than this share has arbitrary tails
+CHILDREN_REACH = 0.5  # repair only when the children are at least this share of the tail's length away
+LEAF_STUB = 0.1       # a leaf shorter than this share of its parent's head-to-head distance is a stub
+
+
+def deforming_tails(joints, parents, tails):
+    """Tails that span what each bone deforms. Skeletons imported from formats without
+    tails (FBX, Collada, glTF) carry arbitrary ones: fixed-length stubs along an axis,
+    away from the children. Such a skeleton is recognised by its bones with children:
+    fewer than half have the tail at a child's head. Then a bone whose tail is near none
+    of its children's heads, while the children lie at least half a tail-length away,
+    gets the default tail (the mean of its children's heads), and a leaf stub its
+    parent's direction. A skeleton made with tails (most bones connected) is kept as
+    it is: there a disconnected tail is the rigger's choice (docs/auto_skin.md#preparation)."""
+    T = np.array(tails, dtype=np.float64)
+    J = len(joints)
+    children = [[] for _ in range(J)]
+    for j, p in enumerate(parents):
+        if 0 <= p < J and p != j:
+            children[p].append(j)
+    connected = np.zeros(J, bool)
+    for b, kids in enumerate(children):
+        if kids:
+            reach = np.linalg.norm(joints[kids] - joints[b], axis=1)
+            gap = np.linalg.norm(joints[kids] - T[b], axis=1)
+            connected[b] = (gap <= CONNECTED * np.maximum(reach, 1e-12)).any()
+    has_kids = np.array([bool(k) for k in children])
+    if not has_kids.any() or connected[has_kids].mean() >= IMPORTED:
+        return T
+    D = default_tails(joints, parents)
+    length = np.linalg.norm(T - joints, axis=1)
+    for b in range(J):
+        if has_kids[b]:
+            if not connected[b] and np.linalg.norm(D[b] - joints[b]) >= CHILDREN_REACH * length[b]:
+                T[b] = D[b]
+        elif 0 <= parents[b] < J and length[b] < LEAF_STUB * np.linalg.norm(joints[b] - joints[parents[b]]):
+            T[b] = D[b]
+    return T
+
+
 def prepare_bones(mesh: SkinMesh, joints, parents, tails=None) -> Bones:
     """Validate the armature (InvalidArmatureError) and map it to the mesh's frame."""
     H, P = numeric(InvalidArmatureError, "bone", (joints, np.float64), (parents, None))
@@ -122,4 +163,5 @@ def prepare_bones(mesh: SkinMesh, joints, parents, tails=None) -> Bones:
             raise InvalidArmatureError(f"Bone tails must have the heads' shape {H.shape}, got {T.shape}.")
         if not np.isfinite(T).all():
             raise InvalidArmatureError("Some bone tails have NaN or infinite positions; fix the armature.")
+        T = deforming_tails(H, P, T)
     return Bones((H - mesh.center) / mesh.scale, (T - mesh.center) / mesh.scale, P)

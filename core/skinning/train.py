@@ -3,22 +3,27 @@
 numpy (network.py).
 
 torch is imported inside the functions that need it, so `import bonesmith.core.skinning`
-never needs it. `train_skin_model` works on plain arrays (one dict per character);
-`load_record` reads Bonesmith .npz records, `bridge.training_data` reads Blender files.
+never needs it. `train_skin_model` works on plain arrays (one dict per character,
+training_data.py); `load_record` reads Bonesmith .npz records, `bridge.training_data`
+reads Blender files.
 
-Loss: cross entropy between the predicted distribution over each vertex's 5 candidate
-bones and the artist's weights restricted to those candidates and renormalised
-(`-sum_r w*_r log w_r`) plus `l1_weight` x the L1 distance between the two;
-vertices whose artist weights miss every candidate, or that the artist left unweighted,
-are left out. Each character weighs the same in a step (mean
-over its vertices), `batch_characters` characters per step (patent: 2).
+Training fine-tunes a start model (`init`: the shipped default, a user's model, or None
+for a fresh one, which returns the heat prior until trained). Loss: cross entropy between
+the predicted distribution over each vertex's 5 candidate bones and the artist's weights
+restricted to those candidates and renormalised, plus `l1_weight` x their L1 distance.
 
-Validation is by character *family* (variants of one body stay on one side). Early
-stopping watches the validation L1 (`sum_j |w_j - w*_j|` per vertex, mean per character,
-mean over characters); the best epoch's parameters are kept. A checkpoint
-(`<out>.ckpt`) is written after every epoch; `resume=True` continues from it and gives
-the same result as an uninterrupted run. Runs are deterministic for a seed (on one
-device and thread count).
+Model selection (docs/auto_skin.md#training):
+- "folds" (up to FOLDS_MAX_GROUPS families): cross-validation by family. Each fold
+  trains from the start model on the other folds for `epochs` epochs and records every
+  held-out character's L1 after every epoch; the epoch count with the lowest mean
+  held-out L1 is then trained on all characters. Epoch 0 is the start model itself, so
+  a run that does not help hands back the start model and says so.
+- "holdout" (more families, or `val_families` given): a share of the families is held
+  out, early stopping after `patience` epochs without a better validation L1 (never
+  before `min_epochs`), the best epoch kept; epoch 0 again is the start model.
+A checkpoint (`<out>.ckpt`) is written after every epoch; `resume=True` continues from it
+and gives the same result as an uninterrupted run. Runs are deterministic for a seed (on
+one device and thread count).
 """
 from __future__ import annotations
 
@@ -32,18 +37,22 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import records
-from ..files import save_atomic
 from ..errors import BonesmithError, Cancelled
-from .network import K, PARAM_NAMES, SkinModel, candidate_inputs, candidate_mask, forward
+from ..files import save_atomic
+from .network import PARAM_NAMES, SkinModel, candidate_mask, forward, load_model
+from .training_data import (check_characters, coverage, cross_entropy, candidate_l1, family,
+                            load_record, load_records, prepare_character, split_by_family)
 
 __all__ = ["TORCH_REQUIREMENT", "torch_available", "load_record", "load_records",
            "split_by_family", "train_skin_model", "prepare_character", "evaluate_model",
-           "text_progress", "TorchSkinNet"]
+           "text_progress", "TorchSkinNet", "start_model"]
 
 TORCH_REQUIREMENT = "torch==2.13.0"
-MIN_COVER = 1e-6            # a vertex whose artist weight on its candidates is below this is skipped
 STD_FLOOR = 1e-3            # feature normalisation: std below this counts as this
+FOLDS = 5                   # cross-validation folds (fewer when there are fewer families)
+FOLDS_MAX_GROUPS = 12       # up to this many families: cross-validation, more: a held-out share
+MIN_EPOCHS = 20             # holdout: never stop before this many epochs
+IMPROVEMENT = 1e-4          # validation L1 must drop by more than this to replace the start model
 
 
 def torch_available() -> bool:
@@ -63,126 +72,6 @@ def _torch():
             f"'python -m pip install {TORCH_REQUIREMENT}' (for Blender: run Blender's own Python "
             "with -m pip). Auto Skin itself does not need it.") from None
     return torch
-
-
-# -- data -----------------------------------------------------------------------------------
-
-def load_record(path, *, poses: bool = False) -> dict:
-    """A Bonesmith .npz record as a training dict (vertices, faces, joints, parents, tails,
-    weights, unweighted, family, name). `poses=True` adds pose_A and pose_verts (for the
-    deformation error) when the record has them."""
-    path = Path(path)
-    optional = ("joint_tails", "unweighted", "family") + (("pose_A", "pose_verts") if poses else ())
-    d = records.read(path, records.RIG, optional, needed_for="a rigged-character record")
-    joints = d["joints"].astype(np.float64)
-    weights = d["weights"].astype(np.float64)
-    ch = {
-        "name": path.stem,
-        "vertices": d["verts"].astype(np.float64),
-        "faces": d["faces"].astype(np.int64),
-        "joints": joints,
-        "parents": d["parents"].astype(np.int64),
-        "tails": d["joint_tails"].astype(np.float64) if "joint_tails" in d else None,
-        "weights": weights,
-        "unweighted": d["unweighted"].astype(bool) if "unweighted" in d else weights.sum(axis=1) <= 1e-12,
-        "family": str(d["family"]) if "family" in d else path.stem,
-    }
-    if "pose_A" in d and "pose_verts" in d:
-        ch["pose_A"] = d["pose_A"].astype(np.float64)
-        ch["pose_verts"] = d["pose_verts"].astype(np.float64)
-    if weights.shape != (len(ch["vertices"]), len(joints)):
-        raise BonesmithError(f"{path.name}: weights are {weights.shape}, expected "
-                             f"({len(ch['vertices'])}, {len(joints)})")
-    return ch
-
-
-def load_records(paths, **kw) -> list:
-    return [load_record(p, **kw) for p in paths]
-
-
-def split_by_family(characters, *, val_fraction: float = 0.2, seed: int = 0,
-                    val_families=None):
-    """(train, validation) lists: whole families go to one side. `val_families` (names)
-    forces the validation families; otherwise about `val_fraction` of the families (at
-    least one when there are two or more) are drawn with `seed`."""
-    families = sorted({str(c.get("family") or c.get("name", "")) for c in characters})
-    if val_families is None:
-        if len(families) < 2 or val_fraction <= 0:
-            chosen = set()
-        else:
-            rng = np.random.default_rng(seed)
-            n = min(len(families) - 1, max(1, int(round(val_fraction * len(families)))))
-            chosen = set(rng.choice(families, size=n, replace=False).tolist())
-    else:
-        chosen = {str(f) for f in val_families}
-    fam = lambda c: str(c.get("family") or c.get("name", ""))  # noqa: E731
-    return ([c for c in characters if fam(c) not in chosen],
-            [c for c in characters if fam(c) in chosen])
-
-
-def _feature_fn():
-    from .features import vertex_features
-    return vertex_features
-
-
-def _layout_of(features) -> dict:
-    """The FeatureSet's split of x into shared (vertex) and per-candidate (bone) columns:
-    its own `layout` if it has one, else features.py's documented layout (a vertex block
-    of VERTEX_DIM columns, then K blocks of BONE_DIM)."""
-    layout = getattr(features, "layout", None)
-    if callable(layout):
-        layout = layout()
-    if layout:
-        return dict(layout)
-    from . import features as feature_module
-    vd, bd = feature_module.VERTEX_DIM, feature_module.BONE_DIM
-    if np.asarray(features.x).shape[1] != vd + K * bd:
-        return {}
-    return {"shared_columns": list(range(vd)),
-            "candidate_columns": [[vd + k * bd + i for i in range(bd)] for k in range(K)]}
-
-
-def prepare_character(ch: dict, feature_fn=None) -> dict:
-    """Features (core.skinning.features.vertex_features, on the welded mesh) and the
-    artist's weights on each vertex's candidates (`FeatureSet.candidate_targets`)."""
-    feature_fn = feature_fn or _feature_fn()
-    fs = feature_fn(ch["vertices"], ch["faces"], ch["joints"], ch["parents"], ch.get("tails"))
-    W = np.asarray(ch["weights"], dtype=np.float64)
-    unweighted = np.asarray(ch.get("unweighted", W.sum(axis=1) <= 1e-12), dtype=bool)
-    W = np.where(unweighted[:, None], 0.0, W)
-    if hasattr(fs, "candidate_targets"):          # features.py: welded rows
-        cand_w, cover = fs.candidate_targets(W)
-        weighted = fs.gather(W).sum(axis=1) > 0
-    else:                                         # a FeatureSet on the caller's vertices
-        valid = candidate_mask(fs.candidates)
-        cand_w = np.where(valid, np.take_along_axis(W, np.maximum(fs.candidates, 0), axis=1), 0.0)
-        cover, weighted = cand_w.sum(axis=1), ~unweighted
-    cand_w = cand_w * candidate_mask(fs.candidates)
-    cover = np.minimum(cover, 1.0)
-    mask = (cover > MIN_COVER) & weighted
-    target = np.divide(cand_w, cover[:, None], out=np.zeros_like(cand_w), where=cover[:, None] > 0)
-    return {"name": ch.get("name", ""), "family": str(ch.get("family") or ch.get("name", "")),
-            "features": fs, "layout": _layout_of(fs), "target": target.astype(np.float32),
-            "mask": mask, "cover": cover, "weighted": weighted, "cand_weights": cand_w,
-            "n_joints": W.shape[1]}
-
-
-def _l1_on_candidates(probs, prep) -> float:
-    """Mean per-vertex L1 against the artist's full weights, for a prediction that lives on
-    the candidates (mass the artist put on other bones counts as missed)."""
-    w = prep["weighted"]
-    if not w.any():
-        return float("nan")
-    l1 = np.abs(probs - prep["cand_weights"]).sum(axis=1) + (1.0 - prep["cover"])
-    return float(l1[w].mean())
-
-
-def _cross_entropy(probs, prep) -> float:
-    m = prep["mask"]
-    if not m.any():
-        return float("nan")
-    p = np.clip(probs[m], 1e-12, 1.0)
-    return float(-(prep["target"][m] * np.log(p)).sum(axis=1).mean())
 
 
 # -- torch twin of network.forward ------------------------------------------------------------
@@ -260,10 +149,42 @@ def text_progress(stream=None, width: int = 24):
     return show
 
 
-# -- training -------------------------------------------------------------------------------
+# -- the start model --------------------------------------------------------------------------
+
+def start_model(init):
+    """The model training starts from: None (a fresh one, made once the features are
+    known), "default" (the shipped model), a path, or a SkinModel."""
+    if init is None or isinstance(init, SkinModel):
+        return init
+    if isinstance(init, str) and init == "default":
+        from .network import default_model
+        model = default_model()
+        if model is None:
+            raise BonesmithError("No shipped skin model to start from: train with init=None (--init none)")
+        return model
+    return load_model(init)
+
+
+def _copy(model: SkinModel) -> SkinModel:
+    return SkinModel({k: np.array(v, np.float32) for k, v in model.params.items()},
+                     {k: np.array(v, np.float32) for k, v in model.stats.items()},
+                     json.loads(json.dumps(model.config)))
+
+
+def _check_start(model: SkinModel, prep) -> None:
+    x = np.asarray(prep["features"].x)
+    if model.config.get("n_features") != x.shape[1] or (
+            prep["layout"] and model.config.get("layout") != {k: [list(c) if isinstance(c, (list, tuple)) else c
+                                                              for c in v] for k, v in prep["layout"].items()}):
+        raise BonesmithError(
+            f"The start model was trained for {model.config.get('n_features')} features per vertex, this "
+            f"Bonesmith computes {x.shape[1]}: train from scratch (--init none, or pick the shipped "
+            "default as the active Skin Model)")
+
 
 def _stats(preps, model: SkinModel):
     """Vertex-weighted mean and std of the network inputs over the training characters."""
+    from .network import candidate_inputs
     sums, sq, n = None, None, 0
     csums, csq, cn = None, None, 0
     for p in preps:
@@ -283,59 +204,281 @@ def _stats(preps, model: SkinModel):
             "cand_mean": cmean.astype(np.float32), "cand_std": np.maximum(cstd, STD_FLOOR).astype(np.float32)}
 
 
-def _fingerprint(train_names, val_names, settings) -> str:
-    text = json.dumps([sorted(train_names), sorted(val_names), settings], sort_keys=True)
+def _fingerprint(names, settings) -> str:
+    text = json.dumps([names, settings], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-3,
+# -- one training run ---------------------------------------------------------------------------
+
+class _Runner:
+    """What every training run of one call shares: torch, the device, the model that
+    normalises the inputs, the settings, progress and the checkpoint."""
+
+    def __init__(self, torch, dev, model, settings, notify, ckpt_path, fingerprint):
+        self.torch, self.dev, self.model, self.s = torch, dev, model, settings
+        self.notify, self.ckpt_path, self.fingerprint = notify, ckpt_path, fingerprint
+        self._tensors = {}
+
+    def tensors(self, p):
+        key = id(p)
+        if key not in self._tensors:
+            s, c, v, lp = self.model.inputs(p["features"])
+            m = p["mask"]
+            self._tensors[key] = tuple(self.torch.from_numpy(np.ascontiguousarray(a)).to(self.dev)
+                                       for a in (s[m], c[m], v[m], lp[m], p["target"][m]))
+        return self._tensors[key]
+
+    def network(self, params):
+        net = TorchSkinNet(params).to(self.dev)
+        opt = self.torch.optim.Adam(net.parameters(), lr=self.s["lr"], weight_decay=self.s["weight_decay"])
+        return net, opt
+
+    def epoch(self, net, opt, train_p, key, progress) -> float:
+        """One pass over `train_p` in an order drawn from `key`; the mean step loss."""
+        order = np.random.default_rng(key).permutation(len(train_p))
+        size = self.s["batch_characters"]
+        batches = [order[i:i + size] for i in range(0, len(order), size)]
+        net.train()
+        losses = []
+        for step, batch in enumerate(batches, 1):
+            opt.zero_grad()
+            loss = 0.0
+            for i in batch:
+                s, c, v, lp, t = self.tensors(train_p[i])
+                logp = net(s, c, v, lp)
+                term = -(t * logp).sum(dim=1).mean()
+                if self.s["l1_weight"]:
+                    term = term + self.s["l1_weight"] * (logp.exp() - t).abs().sum(dim=1).mean()
+                loss = loss + term / len(batch)
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()))
+            self.notify({"stage": "step", **progress, "step": step, "steps": len(batches)})
+        return float(np.mean(losses))
+
+    def scores(self, params, preps):
+        """(cross entropy, candidate L1) per character for numpy params."""
+        out = []
+        for p in preps:
+            probs = forward(params, *self.model.inputs(p["features"]))
+            out.append((cross_entropy(probs, p), candidate_l1(probs, p)))
+        return out
+
+    def save(self, **state):
+        torch = self.torch
+        state = {"fingerprint": self.fingerprint, **state}
+        save_atomic(lambda partial: torch.save(state, str(partial)), self.ckpt_path)
+
+    def load(self):
+        if not self.ckpt_path.is_file():
+            return None
+        ck = self.torch.load(self.ckpt_path, map_location=self.dev, weights_only=True)
+        if ck.get("fingerprint") != self.fingerprint:
+            raise BonesmithError(f"The checkpoint {self.ckpt_path.name} belongs to another training run "
+                                 "(other characters or settings); delete it or train without --resume")
+        return ck
+
+
+def _params_of(tensors: dict) -> dict:
+    return {k: v.cpu().numpy() for k, v in tensors.items()}
+
+
+def _tensors_of(torch, params: dict) -> dict:
+    return {k: torch.from_numpy(np.asarray(v)) for k, v in params.items()}
+
+
+# -- model selection ------------------------------------------------------------------------------
+
+def _holdout(run: _Runner, train_p, val_p, start_params, resume_state, epochs, patience, min_epochs):
+    """Early stopping on held-out families. Returns (params, best epoch, history,
+    stopped_early); epoch 0 is the start model."""
+    s = run.s
+    net, opt = run.network(start_params)
+    start_l1 = float(np.mean([v[1] for v in run.scores(start_params, val_p)])) if val_p else math.inf
+    history, best = [], {"l1": start_l1, "epoch": 0, "params": start_params}
+    first, bad, since_decay = 1, 0, 0
+    if resume_state is not None:
+        net.load_state_dict(resume_state["net"])
+        opt.load_state_dict(resume_state["opt"])
+        history = json.loads(resume_state["history"])
+        best = {"l1": resume_state["best_l1"], "epoch": resume_state["best_epoch"],
+                "params": _params_of(resume_state["best_params"])}
+        first, bad, since_decay = resume_state["epoch"] + 1, resume_state["bad_epochs"], resume_state["since_decay"]
+    stopped_early = False
+    for epoch in range(first, epochs + 1):
+        if val_p and bad >= patience and epoch > min_epochs:
+            stopped_early = True
+            break
+        t0 = time.perf_counter()
+        loss = run.epoch(net, opt, train_p, [s["seed"], epoch], {"epoch": epoch, "epochs": epochs})
+        params = net.numpy_params()
+        val = run.scores(params, val_p)
+        val_loss = float(np.mean([v[0] for v in val])) if val else float("nan")
+        val_l1 = float(np.mean([v[1] for v in val])) if val else float("nan")
+        metric = val_l1 if val else loss
+        if metric < best["l1"] - IMPROVEMENT * (1 if val else 0):
+            best, bad, since_decay = {"l1": metric, "epoch": epoch, "params": params}, 0, 0
+        else:
+            bad += 1
+            since_decay += 1
+            if s["lr_decay"] < 1 and since_decay >= s["decay_patience"]:
+                for group in opt.param_groups:
+                    group["lr"] *= s["lr_decay"]
+                since_decay = 0
+        history.append({"epoch": epoch, "lr": opt.param_groups[0]["lr"], "train_loss": loss,
+                        "val_loss": val_loss, "val_l1": val_l1, "seconds": round(time.perf_counter() - t0, 3)})
+        run.save(epoch=epoch, net=net.state_dict(), opt=opt.state_dict(), history=json.dumps(history),
+                 best_l1=float(best["l1"]), best_epoch=int(best["epoch"]),
+                 best_params=_tensors_of(run.torch, best["params"]), bad_epochs=bad, since_decay=since_decay)
+        run.notify({"stage": "epoch", "epoch": epoch, "epochs": epochs, "train_loss": loss,
+                    "val_loss": val_loss, "val_l1": val_l1, "best_l1": float(best["l1"]),
+                    "best_epoch": int(best["epoch"])})
+    else:
+        stopped_early = bool(val_p) and bad >= patience
+    return best["params"], int(best["epoch"]), history, stopped_early
+
+
+def _group_key(preps):
+    """Characters are grouped by family; when all share one family, each is its own group."""
+    if len({p["family"] for p in preps}) >= 2:
+        return lambda i, p: p["family"]
+    return lambda i, p: f"{i}:{p['name']}"
+
+
+def _n_groups(preps) -> int:
+    key = _group_key(preps)
+    return len({key(i, p) for i, p in enumerate(preps)})
+
+
+def fold_groups(preps, n_folds: int, seed: int) -> list:
+    """Fold index per character: whole families to one fold (characters when there is only
+    one family), families shuffled with `seed` and dealt round-robin."""
+    key = _group_key(preps)
+    keys = [key(i, p) for i, p in enumerate(preps)]
+    groups = sorted(set(keys))
+    order = np.random.default_rng([seed, 7]).permutation(len(groups))
+    fold = {groups[g]: i % n_folds for i, g in enumerate(order)}
+    return [fold[k] for k in keys]
+
+
+def _folds(run: _Runner, preps, start_params, resume_state, epochs, n_folds):
+    """Cross-validation over epoch counts, then the chosen count trained on everything.
+    Returns (params, best epoch, history, curves {name: L1 per epoch 0..epochs})."""
+    s = run.s
+    fold = fold_groups(preps, n_folds, s["seed"])
+    number = {id(p): str(i) for i, p in enumerate(preps)}     # curves are keyed by position
+    phase, first, curves, history = 0, 1, {}, []
+    if resume_state is not None:
+        phase, first = int(resume_state["phase"]), int(resume_state["epoch"]) + 1
+        curves, history = json.loads(resume_state["curves"]), json.loads(resume_state["history"])
+    total = n_folds * epochs + epochs
+    for f in range(phase, n_folds):
+        train_p = [p for p, k in zip(preps, fold) if k != f]
+        val_p = [p for p, k in zip(preps, fold) if k == f]
+        net, opt = run.network(start_params)
+        if resume_state is not None and f == phase:
+            net.load_state_dict(resume_state["net"])
+            opt.load_state_dict(resume_state["opt"])
+        else:
+            first = 1
+            for p, (_, l1) in zip(val_p, run.scores(start_params, val_p)):
+                curves[number[id(p)]] = [l1]
+        for epoch in range(first, epochs + 1):
+            loss = run.epoch(net, opt, train_p, [s["seed"], f, epoch],
+                             {"epoch": f * epochs + epoch, "epochs": total})
+            for p, (_, l1) in zip(val_p, run.scores(net.numpy_params(), val_p)):
+                curves[number[id(p)]].append(l1)
+            run.save(phase=f, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
+                     curves=json.dumps(curves), history=json.dumps(history))
+            fold_l1 = float(np.mean([curves[number[id(p)]][-1] for p in val_p]))
+            run.notify({"stage": "epoch", "epoch": f * epochs + epoch, "epochs": total, "train_loss": loss,
+                        "val_loss": float("nan"), "val_l1": fold_l1, "phase": f"fold {f + 1}/{n_folds}"})
+        resume_state = None
+    mean_curve = np.mean([curves[number[id(p)]] for p in preps], axis=0)
+    best = int(np.argmin(mean_curve))
+    if mean_curve[best] > mean_curve[0] - IMPROVEMENT:
+        best = 0
+    net, opt = run.network(start_params)
+    first = 1
+    if phase == n_folds and resume_state is not None:
+        net.load_state_dict(resume_state["net"])
+        opt.load_state_dict(resume_state["opt"])
+        first = int(resume_state["epoch"]) + 1
+    for epoch in range(first, best + 1):
+        t0 = time.perf_counter()
+        loss = run.epoch(net, opt, preps, [s["seed"], n_folds, epoch],
+                         {"epoch": n_folds * epochs + epoch, "epochs": n_folds * epochs + best})
+        history.append({"epoch": epoch, "lr": s["lr"], "train_loss": loss, "val_loss": float("nan"),
+                        "val_l1": float(mean_curve[epoch]), "seconds": round(time.perf_counter() - t0, 3)})
+        run.save(phase=n_folds, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
+                 curves=json.dumps(curves), history=json.dumps(history))
+        run.notify({"stage": "epoch", "epoch": n_folds * epochs + epoch, "epochs": n_folds * epochs + best,
+                    "train_loss": loss, "val_loss": float("nan"), "val_l1": float(mean_curve[epoch]),
+                    "best_l1": float(mean_curve[best]), "best_epoch": best, "phase": "all characters"})
+    params = net.numpy_params() if best > 0 else start_params
+    return params, best, history, curves, mean_curve
+
+
+# -- training ---------------------------------------------------------------------------------
+
+def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: float = 1e-3,
                      batch_characters: int = 2, seed: int = 0, resume: bool = False,
-                     progress=None, patience: int = 30, val_fraction: float = 0.2,
+                     progress=None, selection: str = "auto", folds: int = FOLDS,
+                     patience: int = 30, min_epochs: int = MIN_EPOCHS, val_fraction: float = 0.2,
                      val_families=None, validation=None, hidden: int = 32, embed: int = 16,
                      hidden2: int = 32, weight_decay: float = 0.0, device=None,
                      checkpoint_path=None, feature_fn=None, smoothing=(0,),
                      threads: int | None = 1, lr_decay: float = 0.5, decay_patience: int = 8,
-                     l1_weight: float = 30.0,
-                     info: dict | None = None) -> dict:
-    """Train Auto Skin's network on `characters` and write the best model to `out_path`.
+                     l1_weight: float = 30.0, info: dict | None = None) -> dict:
+    """Train Auto Skin's network on `characters` and write the chosen model to `out_path`.
 
     characters: dicts with vertices (V,3), faces (F,3), joints (J,3), parents (J,),
-    tails (J,3) or None, weights (V,J) and family (str; variants of one body share it).
-    Families are split into training and validation (`val_families` or `val_fraction`
-    drawn with `seed`); `validation`: more characters that are only evaluated (reported
-    per character, never used to stop). Early stopping after `patience` epochs without a
-    better validation L1. `progress(info)` is called with dicts (stage = features / step /
-    epoch / done); returning False cancels: the checkpoint stays for `resume`, `out_path`
-    is left as it was, and Cancelled is raised. `smoothing`: surface-smoothing iteration
-    counts tried on the validation characters after training (the best is kept in the
-    model; (0,) = none). `threads`: torch CPU threads (default 1: the network is small
-    and one thread is fastest on a busy machine; None leaves torch's setting). Returns a
-    report dict (also saved next to the model as MODEL.json). The learning rate is
-    multiplied by `lr_decay` after `decay_patience` epochs without a better validation L1
-    (lr_decay=1 keeps it constant). `l1_weight` adds that much of the candidate L1
-    (sum_k |w_k - w*_k|) to the cross entropy: cross entropy alone makes the network
-    hedge (spread weight over every candidate), which lowers the cross entropy but raises
-    L1 and the deformation error (measured on the validation families; see
-    models/skin_default.md).
+    tails (J,3) or None, weights (V,J) and family (str; variants of one body share it);
+    two or more. init: the model to start from (None: a fresh one, which returns the heat
+    prior; "default": the shipped model; a path or a SkinModel); hidden/embed/hidden2
+    only size a fresh one. selection: "folds", "holdout" or "auto" (folds up to
+    FOLDS_MAX_GROUPS families; `val_families` given means holdout); see the module doc.
+    The written model is never worse on validation than the start model: when training
+    does not improve it, the start model is written and `report["kept_start"]` is True.
+    `validation`: more characters that are only evaluated. `progress(info)` is called
+    with dicts (stage = features / step / epoch / done); returning False cancels: the
+    checkpoint stays for `resume`, `out_path` is left as it was, and Cancelled is raised.
+    `smoothing`: surface-smoothing iteration counts tried on the held-out families
+    (holdout only). `threads`: torch CPU threads (default 1: the network is small and one
+    thread is fastest on a busy machine; None leaves torch's setting). In holdout, the
+    learning rate is multiplied by `lr_decay` after `decay_patience` epochs without a
+    better validation L1; folds use a constant rate. `l1_weight`: weight of the candidate
+    L1 added to the cross entropy (cross entropy alone makes the network hedge; see
+    models/skin_default.md). Returns a report dict (also saved as MODEL.json).
     """
     torch = _torch()
     started = time.perf_counter()
     out_path = Path(out_path)
     ckpt_path = Path(checkpoint_path) if checkpoint_path else out_path.with_name(out_path.name + ".ckpt")
-    characters = list(characters)
-    if not characters:
-        raise BonesmithError("No characters to train on")
-    train_chars, val_chars = split_by_family(characters, val_fraction=val_fraction, seed=seed,
-                                             val_families=val_families)
-    if not train_chars:
-        raise BonesmithError("Every character is in a validation family; nothing is left to train on")
-    extra = list(validation or [])
+    characters, extra = list(characters), list(validation or [])
+    if len(characters) < 2:
+        raise BonesmithError("Training needs two or more rigged characters (it validates on characters "
+                             f"it did not train on); got {len(characters)}")
+    check_characters(characters + extra)
+    start = start_model(init)
+    n_groups = len({family(c) for c in characters})
+    mode = selection if selection != "auto" else (
+        "holdout" if val_families is not None or n_groups > FOLDS_MAX_GROUPS else "folds")
+    if mode not in ("folds", "holdout"):
+        raise ValueError(f"selection must be 'auto', 'folds' or 'holdout', not {selection!r}")
+    if mode == "holdout":
+        train_chars, val_chars = split_by_family(characters, val_fraction=val_fraction, seed=seed,
+                                                 val_families=val_families)
+        if not train_chars:
+            raise BonesmithError("Every character is in a validation family; nothing is left to train on")
+    else:
+        train_chars, val_chars = characters, []
 
     def notify(payload):
         if progress is not None and progress(payload) is False:
             raise Cancelled("Training was cancelled")
 
-    # features (the expensive part), once
     all_chars = train_chars + val_chars + extra
     preps = []
     for i, ch in enumerate(all_chars):
@@ -347,146 +490,105 @@ def train_skin_model(characters, out_path, *, epochs: int = 200, lr: float = 1e-
     extra_p = preps[len(train_chars) + len(val_chars):]
     n_features = int(np.asarray(train_p[0]["features"].x).shape[1])
 
+    if start is None:
+        model = SkinModel.untrained(n_features, train_p[0]["layout"], hidden=hidden, embed=embed,
+                                    hidden2=hidden2, seed=seed)
+        model.stats = _stats(train_p, model)
+        init_name = "none (a fresh network: the heat prior)"
+    else:
+        _check_start(start, train_p[0])
+        model = _copy(start)
+        init_name = ("the shipped default model" if isinstance(init, str) and init == "default"
+                     else str(init) if isinstance(init, (str, Path)) else "the given model")
+    start_params = {k: np.array(v, np.float32) for k, v in model.params.items()}
+    n_folds = max(2, min(int(folds), _n_groups(train_p))) if mode == "folds" else 0
     settings = dict(epochs=epochs, lr=lr, batch_characters=batch_characters, seed=seed,
-                    patience=patience, lr_decay=lr_decay, decay_patience=decay_patience,
-                    l1_weight=l1_weight,
-                    hidden=hidden, embed=embed, hidden2=hidden2,
-                    weight_decay=weight_decay, n_features=n_features)
-    fingerprint = _fingerprint([p["name"] for p in train_p], [p["name"] for p in val_p], settings)
-
-    model = SkinModel.untrained(n_features, train_p[0]["layout"], hidden=hidden, embed=embed,
-                                hidden2=hidden2, seed=seed)
-    model.stats = _stats(train_p, model)
+                    selection=mode, folds=n_folds, patience=patience, min_epochs=min_epochs,
+                    lr_decay=lr_decay, decay_patience=decay_patience, l1_weight=l1_weight,
+                    hidden=model.config["hidden"], embed=model.config["embed"],
+                    hidden2=model.config["hidden2"], weight_decay=weight_decay, n_features=n_features,
+                    init=hashlib.sha256(json.dumps({k: v.tolist() for k, v in start_params.items()},
+                                                   sort_keys=True).encode()).hexdigest()[:12])
+    fingerprint = _fingerprint([[p["name"] for p in train_p], [p["name"] for p in val_p]], settings)
 
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dev = torch.device(device)
-
-    def tensors(p):
-        s, c, v, lp = model.inputs(p["features"])
-        m = p["mask"]
-        return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(dev) for a in
-                     (s[m], c[m], v[m], lp[m], p["target"][m]))
-
-    train_t = [tensors(p) for p in train_p]
-    net = TorchSkinNet(model.params).to(dev)
-    opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
-
-    history, best = [], {"l1": math.inf, "epoch": 0, "params": net.numpy_params()}
-    start_epoch, bad, since_decay = 1, 0, 0
-    if resume and ckpt_path.is_file():
-        ck = torch.load(ckpt_path, map_location=dev, weights_only=True)
-        if ck.get("fingerprint") != fingerprint:
-            raise BonesmithError(f"The checkpoint {ckpt_path.name} belongs to another training run "
-                                 "(other characters or settings); delete it or train without --resume")
-        net.load_state_dict(ck["net"])
-        opt.load_state_dict(ck["opt"])
-        history = json.loads(ck["history"])
-        best = {"l1": ck["best_l1"], "epoch": ck["best_epoch"],
-                "params": {k: v.cpu().numpy() for k, v in ck["best_params"].items()}}
-        start_epoch, bad, since_decay = ck["epoch"] + 1, ck["bad_epochs"], ck["since_decay"]
-
-    def evaluate(p_list, params):
-        out = []
-        for p in p_list:
-            probs = forward(params, *model.inputs(p["features"]))
-            out.append((_cross_entropy(probs, p), _l1_on_candidates(probs, p)))
-        return out
-
-    prior_val = evaluate(val_p, {**model.params, "W2b": np.zeros_like(model.params["W2b"])})
+    run = _Runner(torch, dev, model, settings, notify, ckpt_path, fingerprint)
+    resume_state = run.load() if resume else None
 
     det_before = torch.are_deterministic_algorithms_enabled()
     threads_before = torch.get_num_threads()
     if threads and dev.type == "cpu":
         torch.set_num_threads(int(threads))
     torch.use_deterministic_algorithms(True, warn_only=True)
-    stopped_early = False
+    curves, mean_curve, stopped_early = {}, None, False
     try:
-        for epoch in range(start_epoch, epochs + 1):
-            if bad >= patience and val_p:
-                stopped_early = True
-                break
-            t0 = time.perf_counter()
-            order = np.random.default_rng([seed, epoch]).permutation(len(train_t))
-            batches = [order[i:i + batch_characters] for i in range(0, len(order), batch_characters)]
-            net.train()
-            losses = []
-            for step, batch in enumerate(batches, 1):
-                opt.zero_grad()
-                loss = 0.0
-                for i in batch:
-                    s, c, v, lp, t = train_t[i]
-                    logp = net(s, c, v, lp)
-                    term = -(t * logp).sum(dim=1).mean()
-                    if l1_weight:
-                        term = term + l1_weight * (logp.exp() - t).abs().sum(dim=1).mean()
-                    loss = loss + term / len(batch)
-                loss.backward()
-                opt.step()
-                losses.append(float(loss.detach()))
-                notify({"stage": "step", "epoch": epoch, "epochs": epochs, "step": step,
-                        "steps": len(batches)})
-            params = net.numpy_params()
-            val = evaluate(val_p, params)
-            val_loss = float(np.mean([v[0] for v in val])) if val else float("nan")
-            val_l1 = float(np.mean([v[1] for v in val])) if val else float("nan")
-            metric = val_l1 if val else float(np.mean(losses))
-            if metric < best["l1"] - 1e-6:
-                best, bad, since_decay = {"l1": metric, "epoch": epoch, "params": params}, 0, 0
-            else:
-                bad += 1
-                since_decay += 1
-                if lr_decay < 1 and since_decay >= decay_patience:
-                    for group in opt.param_groups:
-                        group["lr"] *= lr_decay
-                    since_decay = 0
-            history.append({"epoch": epoch, "lr": opt.param_groups[0]["lr"],
-                            "train_loss": float(np.mean(losses)),
-                            "val_loss": val_loss, "val_l1": val_l1,
-                            "seconds": round(time.perf_counter() - t0, 3)})
-            state = {"fingerprint": fingerprint, "epoch": epoch, "net": net.state_dict(),
-                     "opt": opt.state_dict(), "history": json.dumps(history),
-                     "best_l1": float(best["l1"]), "best_epoch": int(best["epoch"]),
-                     "best_params": {k: torch.from_numpy(v) for k, v in best["params"].items()},
-                     "bad_epochs": bad, "since_decay": since_decay}
-            save_atomic(lambda partial: torch.save(state, str(partial)), ckpt_path)
-            notify({"stage": "epoch", "epoch": epoch, "epochs": epochs,
-                    "train_loss": history[-1]["train_loss"], "val_loss": val_loss, "val_l1": val_l1,
-                    "best_l1": float(best["l1"]), "best_epoch": int(best["epoch"])})
+        if mode == "holdout":
+            params, best_epoch, history, stopped_early = _holdout(
+                run, train_p, val_p, start_params, resume_state, epochs, patience, min_epochs)
         else:
-            stopped_early = bad >= patience and bool(val_p)
+            params, best_epoch, history, curves, mean_curve = _folds(
+                run, train_p, start_params, resume_state, epochs, n_folds)
     finally:
         torch.use_deterministic_algorithms(det_before)
         torch.set_num_threads(threads_before)
 
-    model.params = best["params"]
-    smooth_table = _choose_smoothing(model, val_p, smoothing)
-    best_iter = min(smooth_table, key=smooth_table.get) if smooth_table else 0
-    model.config["smooth"] = {"iterations": int(best_iter), "strength": 0.5}
+    kept_start = best_epoch == 0
+    model.params = params
+    smooth_table = {}
+    if mode == "holdout" and not kept_start:
+        smooth_table = _choose_smoothing(model, val_p, smoothing)
+        if smooth_table:
+            model.config["smooth"] = {"iterations": int(min(smooth_table, key=smooth_table.get)), "strength": 0.5}
 
+    start_copy = SkinModel(start_params, model.stats, json.loads(json.dumps(model.config)))
+    if mode == "holdout":
+        rows = _rows(model, val_p, start_copy)
+    else:
+        rows = _rows(model, train_p, start_copy, [curves[str(i)][best_epoch] for i in range(len(train_p))])
+    mean = lambda key: float(np.mean([r[key] for r in rows])) if rows else None  # noqa: E731
     report = {
         "out": str(out_path), "date": date.today().isoformat(), "device": str(dev),
         "torch": torch.__version__, "settings": settings, "fingerprint": fingerprint,
-        "n_parameters": model.n_parameters, "epochs_run": len(history),
-        "best_epoch": int(best["epoch"]), "best_val_l1": float(best["l1"]) if val_p else None,
-        "prior_val_l1": float(np.mean([v[1] for v in prior_val])) if prior_val else None,
+        "n_parameters": model.n_parameters, "init": init_name, "selection": mode, "folds": n_folds,
+        "epochs_run": len(history) if mode == "holdout" else n_folds * epochs + best_epoch,
+        "best_epoch": best_epoch, "kept_start": kept_start,
+        "best_val_l1": mean("l1"), "start_val_l1": mean("start_l1"), "prior_val_l1": mean("prior_l1"),
         "stopped_early": stopped_early, "history": history,
-        "train": [p["name"] for p in train_p], "val": [p["name"] for p in val_p],
+        "cv_curve": [round(float(v), 5) for v in mean_curve] if mean_curve is not None else None,
+        "train": [p["name"] for p in train_p], "val": [p["name"] for p in (val_p if mode == "holdout" else train_p)],
         "val_families": sorted({p["family"] for p in val_p}),
         "smoothing_val_l1": {str(k): v for k, v in smooth_table.items()},
-        "val_characters": _rows(model, val_p),
-        "extra_characters": _rows(model, extra_p),
+        "val_characters": rows,
+        "extra_characters": _rows(model, extra_p, start_copy),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    model.config["info"] = {"date": report["date"], "train_characters": len(train_p),
-                            "val_characters": len(val_p), "best_epoch": report["best_epoch"],
-                            "best_val_l1": report["best_val_l1"], "settings": settings,
-                            **(info or {})}
+    model.config["info"] = {**model.config.get("info", {}),
+                            "date": report["date"], "train_characters": len(train_p),
+                            "val_characters": len(report["val"]), "selection": mode,
+                            "best_epoch": best_epoch, "kept_start": kept_start,
+                            "best_val_l1": report["best_val_l1"], "start_val_l1": report["start_val_l1"],
+                            "prior_val_l1": report["prior_val_l1"], "init": init_name,
+                            "settings": settings, **(info or {})}
     model.save(out_path)
     Path(str(out_path) + ".json").write_text(json.dumps(report, indent=1))
     ckpt_path.unlink(missing_ok=True)     # the run is complete: nothing left to resume
-    notify({"stage": "done", "message": f"wrote {out_path} (best epoch {report['best_epoch']})"})
+    notify({"stage": "done", "message": summary(report)})
     return report
+
+
+def summary(report: dict) -> str:
+    """One line for the user: what training did on validation."""
+    b, s, p = report["best_val_l1"], report["start_val_l1"], report["prior_val_l1"]
+    if b is None:
+        return f"wrote {report['out']} (no validation characters)"
+    how = "cross-validated" if report["selection"] == "folds" else "held-out"
+    if report["kept_start"]:
+        return (f"training did not improve the start model on {how} validation (L1 {s:.4f}; heat prior "
+                f"{p:.4f}): kept the start model")
+    return (f"{how} validation L1 {s:.4f} -> {b:.4f} (start model -> trained, {100 * (b / s - 1):+.1f} %; "
+            f"heat prior {p:.4f}), {report['best_epoch']} epochs")
 
 
 def _choose_smoothing(model, val_p, iterations, strength: float = 0.5) -> dict:
@@ -499,26 +601,34 @@ def _choose_smoothing(model, val_p, iterations, strength: float = 0.5) -> dict:
     try:
         for i in iterations:
             model.config["smooth"] = {"iterations": i, "strength": strength}
-            table[i] = float(np.mean([_l1_on_candidates(model.predict(p["features"]), p) for p in val_p]))
+            table[i] = float(np.mean([candidate_l1(model.predict(p["features"]), p) for p in val_p]))
     finally:
         model.config["smooth"] = keep
     return table
 
 
-def _rows(model, preps) -> list:
+def _rows(model, preps, start=None, trained_l1=None) -> list:
+    """Per character: L1 (and cross entropy) of the trained model (or `trained_l1[name]`,
+    the out-of-fold figures, aligned with `preps`), of the start model and of the heat prior;
+    the candidates' coverage."""
     rows = []
-    for p in preps:
+    for i, p in enumerate(preps):
         fs = p["features"]
         probs = model.predict(fs)
         prior = np.where(candidate_mask(fs.candidates), fs.prior, 0.0)
         prior = prior / np.maximum(prior.sum(1, keepdims=True), 1e-12)
-        rows.append({"name": p["name"], "family": p["family"], "l1": _l1_on_candidates(probs, p),
-                     "prior_l1": _l1_on_candidates(prior, p), "ce": _cross_entropy(probs, p),
-                     "prior_ce": _cross_entropy(prior, p)})
+        row = {"name": p["name"], "family": p["family"], "coverage": coverage(p),
+               "l1": candidate_l1(probs, p), "prior_l1": candidate_l1(prior, p),
+               "ce": cross_entropy(probs, p), "prior_ce": cross_entropy(prior, p)}
+        if start is not None:
+            row["start_l1"] = candidate_l1(start.predict(fs), p)
+        if trained_l1 is not None:
+            row["l1"] = float(trained_l1[i])
+        rows.append(row)
     return rows
 
 
 def evaluate_model(model: SkinModel, characters, feature_fn=None) -> list:
     """Per character: candidate-space L1 (welded vertices, before pruning) and cross
-    entropy of `model` and of the heat prior alone."""
+    entropy of `model` and of the heat prior alone, and the candidates' coverage."""
     return _rows(model, [prepare_character(ch, feature_fn) for ch in characters])

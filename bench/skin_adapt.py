@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Auto Skin adapts to a new studio: fine-tune the default model on k characters of a
+style it never saw, test on that studio's other families.
+
+    .venv/bin/python bench/skin_adapt.py [--source zad_] [--k 3,6,10] [--draws 3]
+        [--epochs 200] [--jobs 2] [--tag skin_adapt]
+
+The studio is 0 A.D. (`zad_`, CC-BY-SA-3.0: it is only evaluated and fine-tuned on here,
+never in a shipped model). For each k and draw d: k families are drawn with seed d, one
+character of each is the training set (what a technical artist would select), and every
+character of the other families is tested. Training is `train_skin_model` with its
+defaults (init = the shipped model, cross-validated epoch count), exactly what
+`python -m bonesmith train-skin` runs. Methods on the test characters, full pipeline
+(scatter, prune to 4, normalise; metrics of bench/skin.py): bone heat (Blender's, from
+bench/results/cache/blender: run bench/skin.py --only zad_ --methods blender first),
+the heat prior, the default model, the fine-tuned model. Features are cached in
+bench/results/skin_features/.
+
+Output: bench/results/<tag>.md and <tag>.csv.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from common import DATA_DEFAULT, RESULTS, markdown_table  # noqa: E402
+from skin import load_skin_record, score  # noqa: E402
+from splits import family_of  # noqa: E402
+from train_skin_default import CachedFeatures  # noqa: E402
+
+METRICS = ("l1", "precision", "recall", "deform_mean", "deform_max", "unweighted")
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=DATA_DEFAULT)
+    ap.add_argument("--source", default="zad_", help="record prefix of the new studio")
+    ap.add_argument("--k", default="3,6,10", help="training set sizes")
+    ap.add_argument("--draws", type=int, default=3, help="random draws of the training families per k")
+    ap.add_argument("--epochs", type=int, default=None, help="train_skin_model's epochs (default: its own)")
+    ap.add_argument("--lr", type=float, default=None)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--tag", default="skin_adapt")
+    return ap.parse_args(argv)
+
+
+def characters(args) -> list:
+    from bonesmith.core.skinning.train import load_record
+    out = []
+    for path in sorted(args.data.glob(f"{args.source}*.npz")):
+        ch = load_record(path)
+        ch["family"] = family_of(path.stem)
+        out.append(ch)
+    return out
+
+
+def draw(chars, k: int, d: int):
+    """(training characters: one of each of k families drawn with seed d, test characters)."""
+    rng = np.random.default_rng([d, k])
+    families = sorted({c["family"] for c in chars})
+    chosen = sorted(rng.choice(families, size=k, replace=False).tolist())
+    train = []
+    for fam in chosen:
+        members = [c for c in chars if c["family"] == fam]
+        train.append(members[int(rng.integers(len(members)))])
+    return train, [c for c in chars if c["family"] not in chosen]
+
+
+def fine_tune(job):
+    """One training run (in a worker process): the report and the model's path."""
+    k, d, train, args, workdir = job
+    from bonesmith.core.skinning.train import train_skin_model
+    feats = CachedFeatures(RESULTS / "skin_features")
+    kw = {key: getattr(args, key) for key in ("epochs", "lr") if getattr(args, key) is not None}
+    out = Path(workdir) / f"k{k}_d{d}.npz"
+    t0 = time.perf_counter()
+    report = train_skin_model(train, out, init="default", feature_fn=feats, **kw)
+    return k, d, str(out), report, time.perf_counter() - t0
+
+
+def evaluate(job):
+    """Full-pipeline metrics of every method on one test character (in a worker)."""
+    name, models, args = job
+    from bonesmith.core.skinning import predict_weights, weights_from_features
+    from bonesmith.core.skinning.network import load_model
+    rec = load_skin_record(args.data / f"{name}.npz")
+    feats = CachedFeatures(RESULTS / "skin_features")
+    fs = feats(rec["verts"], rec["faces"], rec["joints"], rec["parents"], rec["tails"])
+    rows = {}
+    cache = args.out / "cache" / "blender" / f"{name}.npz"
+    if cache.is_file():
+        with np.load(cache) as c:
+            rows["bone heat"] = score(rec, c["W"])
+    rows["prior"] = score(rec, predict_weights(rec["verts"], rec["faces"], rec["joints"], rec["parents"],
+                                               rec["tails"], model="prior"))
+    for label, path in models.items():
+        model = load_model(path) if path else None
+        if model is None:
+            from bonesmith.core.skinning.network import default_model
+            model = default_model()
+        rows[label] = score(rec, weights_from_features(fs, model))
+    return name, rows
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    chars = characters(args)
+    ks = [int(k) for k in args.k.split(",")]
+    print(f"{len(chars)} {args.source} characters, {len({c['family'] for c in chars})} families; "
+          f"k = {ks}, {args.draws} draws", flush=True)
+    # features of every character once (the cache makes the runs below cheap)
+    feats = CachedFeatures(RESULTS / "skin_features")
+    for c in chars:
+        feats(c["vertices"], c["faces"], c["joints"], c["parents"], c["tails"])
+    with tempfile.TemporaryDirectory(prefix="skin_adapt_") as workdir, \
+            ProcessPoolExecutor(args.jobs) as pool:
+        jobs, tests = [], {}
+        for k in ks:
+            for d in range(args.draws):
+                train, test = draw(chars, k, d)
+                tests[(k, d)] = [c["name"] for c in test]
+                jobs.append((k, d, train, args, workdir))
+        runs = {}
+        for k, d, path, report, seconds in pool.map(fine_tune, jobs):
+            runs[(k, d)] = (path, report, seconds)
+            print(f"k={k} draw {d}: {report['train']}  best epoch {report['best_epoch']}, "
+                  f"CV L1 {report['start_val_l1']:.3f} -> {report['best_val_l1']:.3f}"
+                  f"{' (kept the start model)' if report['kept_start'] else ''}, {seconds:.0f} s", flush=True)
+        names = sorted({n for v in tests.values() for n in v})
+        eval_jobs = [(n, {f"k{k}_d{d}": runs[(k, d)][0] for (k, d), t in tests.items() if n in t}
+                      | {"default": None}, args) for n in names]
+        scores = dict(pool.map(evaluate, eval_jobs))
+    rows = []
+    for (k, d), test in tests.items():
+        path, report, seconds = runs[(k, d)]
+        for method, key in (("bone heat", "bone heat"), ("prior", "prior"), ("default model", "default"),
+                            ("fine-tuned", f"k{k}_d{d}")):
+            vals = [scores[n][key] for n in test if key in scores[n]]
+            row = {"k": k, "draw": d, "method": method, "test_chars": len(vals),
+                   "train": " ".join(report["train"]), "best_epoch": report["best_epoch"],
+                   "train_seconds": round(seconds, 1) if method == "fine-tuned" else ""}
+            row.update({m: float(np.nanmean([v[m] for v in vals])) for m in METRICS})
+            rows.append(row)
+    write(args, rows, ks)
+    return 0
+
+
+def write(args, rows, ks):
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / f"{args.tag}.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    table = []
+    for k in ks:
+        for method in ("bone heat", "prior", "default model", "fine-tuned"):
+            rs = [r for r in rows if r["k"] == k and r["method"] == method]
+            if not rs or not rs[0]["test_chars"]:
+                continue
+            m = lambda key: float(np.mean([r[key] for r in rs]))  # noqa: E731
+            secs = f"{m('train_seconds'):.0f}" if method == "fine-tuned" else ""
+            table.append([k, method, f"{m('test_chars'):.0f}", f"{m('l1'):.3f}", f"{m('precision'):.3f}",
+                          f"{m('recall'):.3f}", f"{m('deform_mean'):.3f}", f"{m('deform_max'):.2f}",
+                          f"{m('unweighted'):.1f}", secs])
+        default = np.mean([r["l1"] for r in rows if r["k"] == k and r["method"] == "default model"])
+        tuned = np.mean([r["l1"] for r in rows if r["k"] == k and r["method"] == "fine-tuned"])
+        table.append([k, "**fine-tuned / default L1**", "", f"**{tuned / default:.3f}**", "", "", "", "", "", ""])
+    text = (f"# Auto Skin fine-tuned on a new studio ({args.source}, {args.draws} draws per k)\n\n"
+            "Mean over draws of the mean over test characters (families not trained on).\n\n"
+            + markdown_table(["k", "method", "test chars", "L1", "precision", "recall", "deform mean %",
+                              "deform max %", "unweighted verts", "train s"], table))
+    (args.out / f"{args.tag}.md").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
