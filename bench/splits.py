@@ -3,10 +3,11 @@
 place that defines them (bench/skin.py and skin-weight training both use it).
 
 Variants of one body stay together (docs/metrics.md#data): `quat_Smooth_X` and `quat_X`,
-Quaternius' Male_* / Female_* outfits, 0 A.D. clothing variants on one skeleton, MPFB
+Quaternius' Male_* / Female_* outfits, the newer packs' men / women / astronauts / toon
+characters on one rig each and their dogs, cattle, deer and horses, 0 A.D. clothing variants on one skeleton, MPFB
 body shapes on one rig.
 
-- CC0 sources (`quat_`, `mpfb_`): the families in VALIDATION_FAMILIES are held out,
+- CC0 sources (`quat_`, `quatU_`, `mpfb_`): the families in VALIDATION_FAMILIES are held out,
   the rest may train a shipped model.
 - `zad_` (0 A.D., CC-BY-SA-3.0): validation only, never training data for a shipped
   model.
@@ -25,13 +26,23 @@ VALIDATION_FAMILIES = frozenset({
     "quat_Shark", "quat_Spider", "quat_Pineapple", "quat_Goblin", "quat_Stegosaurus",
     # MPFB: the base body with two rigs the training set does not have
     "mpfb_cmu_mb", "mpfb_default",
+    # Quaternius' newer packs (quatU_): women, dogs, astronauts, toon soldiers, a mech, a
+    # fish, a skull, a flying drone
+    "quatU_women", "quatU_canine", "quatU_space_astronaut", "quatU_toon", "quatU_mech_leela",
+    "quatU_fish_sunfish", "quatU_platformer_skull", "quatU_cyber_enemy_flying",
 })
-TRAIN_SOURCES = ("quat_", "mpfb_")      # CC0; zad_ is CC-BY-SA: validation only
+TRAIN_SOURCES = ("quat_", "quatU_", "mpfb_")   # CC0; zad_ is CC-BY-SA: validation only
 
 _QUAT_MERGE = {
     "Alien_Helmet": "Alien", "Snake_Angry": "Snake", "Animated_Woman_smooth": "Animated_Woman",
     "Fish1": "Fish", "Fish2": "Fish", "Fish3": "Fish", "Whale_FishPackAnimated": "Whale",
 }
+_QUATU_RULES = [   # (regex on the name after quatU_, family): one body or one rig template
+    (r"^men_", "men"), (r"^women_", "women"), (r"^space_astronaut_", "space_astronaut"),
+    (r"^space_mech_", "space_mech"), (r"^toon_", "toon"),
+    (r"^animal_(husky|shibainu|wolf|fox)$", "canine"), (r"^animal_(bull|cow)$", "bovine"),
+    (r"^animal_(deer|stag)$", "deer"), (r"^animal_(horse|donkey)$", "equine"),
+]
 _ZAD_RULES = [   # (regex on the name after zad_, family)
     (r"^new_[mf]_", "biped"), (r"^elephant_|^maur_elephant_", "elephant"),
     (r"^horse|^pony", "horse"), (r"^(cattle|bull|auroch|sanga_cattle|zebu)", "bovid"),
@@ -51,6 +62,12 @@ def family_of(name: str) -> str:
         if s.startswith(("Male_", "Female_")):
             s = s.split("_")[0]
         return "quat_" + s
+    if name.startswith("quatU_"):
+        s = name[6:]
+        for pat, fam in _QUATU_RULES:
+            if re.search(pat, s):
+                return "quatU_" + fam
+        return "quatU_" + s
     if name.startswith("mpfb_"):
         s = name[5:]
         for rig in ("game_engine", "cmu_mb", "default", "mixamo"):

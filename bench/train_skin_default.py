@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/train_skin_default.py --out models/skin_default.npz
 
-Training data: CC0 records only (MANIFEST.tsv licence column: quat_ and mpfb_), minus the
+Training data: CC0 records only (MANIFEST.tsv licence column: quat_, quatU_ and mpfb_), minus the
 validation families of bench/splits.py (the same families bench/skin.py reports on).
 Validation: those families (early stopping on the CC0 ones); zad_ (CC-BY-SA-3.0) records
 of the validation split are only evaluated, as a source the model never saw.
@@ -76,7 +76,7 @@ def per_source_table(rows) -> str:
     for r in rows:
         by.setdefault(source_of(r["name"]), []).append(r)
     out = []
-    for src in ("quat_", "mpfb_", "zad_"):
+    for src in ("quat_", "quatU_", "mpfb_", "zad_"):
         rs = by.get(src)
         if not rs:
             continue
@@ -104,7 +104,8 @@ def main(argv=None) -> int:
     ap.add_argument("--decay-patience", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--smoothing", default="0", help="smoothing iterations to try, e.g. 0,1,2,4")
-    ap.add_argument("--exclude-train", default="", help="comma-separated prefixes left out of training")
+    ap.add_argument("--exclude-train", default="", help="comma-separated prefixes left out of training and "
+                    "early stopping (their validation families are still evaluated)")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--device", default=None)
     args = ap.parse_args(argv)
@@ -115,10 +116,10 @@ def main(argv=None) -> int:
     cc0 = [n for n in names if rows[n]["licence"].startswith("CC0")]
     excluded = tuple(p for p in args.exclude_train.split(",") if p)
     train_names = [n for n in cc0 if fam[n] not in val_fams and not n.startswith(excluded or ("\0",))]
-    val_names = [n for n in cc0 if fam[n] in val_fams]
-    extra_names = [n for n in names if n not in cc0 and fam[n] in val_fams]
+    val_names = [n for n in cc0 if fam[n] in val_fams and not n.startswith(excluded or ("\0",))]
+    extra_names = [n for n in names if n not in val_names and fam[n] in val_fams]
     print(f"train {len(train_names)} ({len(set(fam[n] for n in train_names))} families), "
-          f"val {len(val_names)} CC0 + {len(extra_names)} non-CC0 (evaluated only)", flush=True)
+          f"val {len(val_names)} CC0 + {len(extra_names)} evaluated only", flush=True)
 
     def load(ns):
         out = []
@@ -132,7 +133,7 @@ def main(argv=None) -> int:
     train_chars, val_chars, extra = load(train_names), load(val_names), load(extra_names)
     feats = CachedFeatures(RESULTS / "skin_features")
     report = skin_train.train_skin_model(
-        train_chars + val_chars, args.out, epochs=args.epochs, lr=args.lr,
+        train_chars + val_chars, args.out, init=None, epochs=args.epochs, lr=args.lr,
         batch_characters=args.batch_characters, seed=args.seed, resume=args.resume,
         patience=args.patience, val_families=sorted({fam[n] for n in val_names}),
         validation=extra, hidden=args.hidden, embed=args.embed, hidden2=args.hidden2,

@@ -26,8 +26,8 @@ MAX_INFLUENCES = IntProperty(
 
 # -- Train Skin -------------------------------------------------------------------------------
 
-EPOCHS = IntProperty(name="Epochs", description="Passes over the training characters",
-                     default=50, min=1, max=100_000)
+EPOCHS = IntProperty(name="Epochs", description="Passes over the training characters (at most; "
+                     "validation chooses how many are kept)", default=50, min=1, max=100_000)
 TRAINED_MODEL_NAME = StringProperty(name="Model Name", default="skin_trained",
                                     description="File name (without .npz) of the trained model")
 

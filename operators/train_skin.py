@@ -4,16 +4,20 @@
 The selected meshes (each weighted to an armature; every armature is one character) are
 written as .npz records to a temporary folder, and `python -m bonesmith train-skin` runs
 on them in a separate process: Blender stays responsive, the status bar shows the
-epochs, Esc stops the process. The model is trained into the temporary folder and moved
-into the extension's user folder only when training succeeded, so a cancelled or failed
-run leaves the previous model of that name as it was. The new model becomes the active
-one in the preferences (Auto Skin and Auto Rig use it).
+epochs, Esc stops the process. Training fine-tunes the active skin model (the shipped
+default unless a trained one is active). The model is trained into the temporary folder
+and moved into the extension's user folder only when training succeeded and improved the
+start model on validation; then it becomes the active one in the preferences (Auto Skin
+and Auto Rig use it). A cancelled or failed run, or one that did not improve, leaves the
+models and the preference as they were. The sidebar shows the validation L1 before and
+after (the scene's `bonesmith.train_result`).
 
 Training needs PyTorch in Blender's Python; without it the operator says how to get it.
 """
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -29,6 +33,7 @@ from ..bridge import selection
 from ..bridge import training_data
 from ..core import records
 from ..core.errors import BonesmithError
+from ..core.skinning.train import summary
 from . import options
 from .base import BonesmithOperator, run_in_background, to_object_mode
 from .job import ProcessJob
@@ -39,6 +44,16 @@ PACKAGE_DIR = Path(__file__).absolute().parents[1]
 _EPOCH = re.compile(r"epoch\s+(\d+)\s*/\s*(\d+)")
 _FEATURES = re.compile(r"features\s+(\d+)\s*/\s*(\d+)")
 FEATURES_SHARE = 0.15  # of the progress bar, for the feature computation before the epochs
+
+
+def result_text(report: dict) -> str:
+    """The sidebar's line about the last training: validation L1 before and after."""
+    start, best = report.get("start_val_l1"), report.get("best_val_l1")
+    if start is None or best is None:
+        return ""
+    if report["kept_start"]:
+        return f"Validation L1 {start:.3f}: no better model, kept the start"
+    return f"Validation L1 {start:.3f} -> {best:.3f} ({100 * (best / start - 1):+.0f} %)"
 
 
 def torch_missing() -> bool:
@@ -157,27 +172,35 @@ class BONESMITH_OT_train_skin(BonesmithOperator, bpy.types.Operator):
                  for k, character in enumerate(characters)]
         self._target = preferences.user_models_dir() / f"{safe_name(self.model_name)}{preferences.MODEL_SUFFIX}"
         out = self._tmp / self._target.name
+        start, _ = preferences.active_skin_model()
         command = [sys.executable, "-m", "bonesmith", "train-skin", *paths, "--out", out,
-                   "--epochs", self.epochs, "--seed", self.seed]
+                   "--epochs", self.epochs, "--seed", self.seed, "--init", start or "default"]
         return ProcessJob(command, env=subprocess_env(self._tmp), cwd=str(self._tmp), parse=parse_progress)
 
     def apply(self, context, characters, lines):
         """The trained model into the user folder (atomically: the old model stays until
-        the new one is complete), and made the active skin model."""
+        the new one is complete) and made the active skin model, when it improved on
+        validation; the verdict goes to the sidebar either way."""
         trained = self._tmp / self._target.name
-        if not trained.is_file():
+        report_path = Path(str(trained) + ".json")
+        if not trained.is_file() or not report_path.is_file():
             raise BonesmithError(f"Training ended without writing a model ({lines[-1] if lines else 'no output'})")
+        report = json.loads(report_path.read_text())
+        settings = getattr(context.scene, "bonesmith", None)
+        if settings is not None:
+            settings.train_result = result_text(report)
+        if report["kept_start"]:
+            self._cleanup()
+            self.report({'INFO'}, f"Train Skin: {summary(report)}; the active skin model is unchanged")
+            return {'FINISHED'}
         save_atomic(lambda partial: shutil.copyfile(trained, partial), self._target)
-        report = Path(str(trained) + ".json")
-        if report.is_file():
-            shutil.copyfile(report, Path(str(self._target) + ".json"))
+        shutil.copyfile(report_path, Path(str(self._target) + ".json"))
         self._cleanup()
         prefs = preferences.get(context)
         if prefs is not None:
             prefs.active_skin_model = self._target.name
-        summary = next((line for line in reversed(lines or []) if "epoch" in line), "")
-        self.report({'INFO'}, f"Train Skin: wrote {self._target.name} (now the active skin model)"
-                              + (f"; {summary}" if summary else ""))
+        self.report({'INFO'}, f"Train Skin: wrote {self._target.name} (now the active skin model); "
+                              f"{summary(report)}")
         return {'FINISHED'}
 
     def on_cancel(self, context):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The "Bonesmith" tab in the 3D View sidebar (N panel)."""
 import bpy
-from bpy.props import PointerProperty
+from bpy.props import PointerProperty, StringProperty
 
 from .. import preferences
 from ..operators import options
@@ -16,6 +16,8 @@ class BonesmithSettings(bpy.types.PropertyGroup):
     max_influences: options.MAX_INFLUENCES
     train_epochs: options.EPOCHS
     train_model_name: options.TRAINED_MODEL_NAME
+    train_result: StringProperty(name="Last Training", default="",
+                                 description="Validation L1 of the start model and of the trained one")
 
 
 class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
@@ -59,6 +61,8 @@ class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
         op = box.operator("bonesmith.train_skin", icon='PLAY')
         op.epochs = settings.train_epochs
         op.model_name = settings.train_model_name
+        if settings.train_result:
+            box.label(text=settings.train_result, icon='INFO')
 
         box = layout.box()
         box.label(text="Export", icon='EXPORT')

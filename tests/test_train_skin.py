@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Training data from Blender, the Train Skin operator (background process, progress,
 Esc, missing torch) and the active-skin-model preference."""
+import json
 import sys
 import time
 
@@ -183,18 +184,37 @@ def test_train_skin_needs_rigged_meshes(make_mesh, humanoid, models_dir, monkeyp
     assert not list(models_dir.iterdir())
 
 
-def test_train_skin_trains_and_the_preference_picks_it(bridge, humanoid_skeleton, make_mesh, humanoid,
-                                                       models_dir, prefs, ext_module, torch):
+def make_rigid(obj):
+    """An artist's near-rigid touch: every vertex keeps only its heaviest group, at 1."""
+    for v in obj.data.vertices:
+        groups = list(v.groups)
+        heaviest = max(groups, key=lambda g: g.weight).group
+        for g in groups:
+            obj.vertex_groups[g.group].add([v.index], 1.0 if g.group == heaviest else 0.0, 'REPLACE')
+
+
+def test_train_skin_learns_a_style_and_the_preference_picks_it(bridge, humanoid_skeleton, make_mesh, humanoid,
+                                                                models_dir, prefs, ext_module, torch):
+    """Two characters weighted rigidly (a style the shipped model does not have): training
+    from the shipped model improves validation, so the model is kept and made active, and
+    the sidebar shows the validation L1 before and after."""
     import bpy
     a, _ = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "a")
     b, _ = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "b", stretch=1.2, location=(3, 0, 0))
+    make_rigid(a)
+    make_rigid(b)
     select([a, b], a)
     assert prefs.skin_model == "DEFAULT"
-    assert bpy.ops.bonesmith.train_skin(epochs=2, model_name="tiny model") == {'FINISHED'}
+    assert bpy.ops.bonesmith.train_skin(epochs=20, model_name="tiny model") == {'FINISHED'}
     model = models_dir / "tiny_model.npz"
     assert model.is_file() and model.stat().st_size > 1000
+    report = json.loads((models_dir / "tiny_model.npz.json").read_text())
+    assert report["init"] == "the shipped default model" and not report["kept_start"]
+    assert report["best_val_l1"] < report["start_val_l1"]
     assert prefs.active_skin_model == "tiny_model.npz" and prefs.skin_model == "tiny_model.npz"
     assert not [p for p in models_dir.iterdir() if p.name.endswith(".partial")]
+    assert bpy.context.scene.bonesmith.train_result.startswith(
+        f"Validation L1 {report['start_val_l1']:.3f} -> {report['best_val_l1']:.3f}")
 
     # Auto Skin now uses it ...
     auto_skin = ext_module("operators.auto_skin")
@@ -205,6 +225,33 @@ def test_train_skin_trains_and_the_preference_picks_it(bridge, humanoid_skeleton
     # ... until the shipped default is picked again
     prefs.skin_model = "DEFAULT"
     assert prefs.active_skin_model == "" and auto_skin.read_input(bpy.context).model is None
+
+
+def test_train_skin_starts_from_the_active_model_and_keeps_it_without_improvement(
+        bridge, humanoid_skeleton, make_mesh, humanoid, models_dir, prefs, ext_module, tmp_path):
+    """The training command starts from the active model; a run that did not improve on
+    validation (kept_start in its report) changes neither the models nor the preference."""
+    import bpy
+    module = ext_module("operators.train_skin")
+    a, _ = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "a")
+    mine = models_dir / "mine.npz"
+    mine.write_bytes(b"my model")
+    prefs.active_skin_model = "mine.npz"
+    select([a], a)
+    op = operator_stand_in(module.BONESMITH_OT_train_skin, _tmp=None, _target=None, epochs=3,
+                           model_name="mine", seed=0)
+    job = op._prepare(module.selected_characters(bpy.context))
+    assert job.command[job.command.index("--init") + 1] == str(mine)
+    trained = op._tmp / "mine.npz"
+    trained.write_bytes(b"the same model again")
+    report = {"kept_start": True, "start_val_l1": 0.25, "best_val_l1": 0.25, "prior_val_l1": 0.3,
+              "selection": "folds", "best_epoch": 0, "out": str(trained)}
+    (op._tmp / "mine.npz.json").write_text(json.dumps(report))
+    assert op.apply(bpy.context, None, []) == {'FINISHED'}
+    assert mine.read_bytes() == b"my model" and prefs.active_skin_model == "mine.npz"
+    assert "kept the start model" in op.reports[-1][1] and "unchanged" in op.reports[-1][1]
+    assert bpy.context.scene.bonesmith.train_result == "Validation L1 0.250: no better model, kept the start"
+    assert op._tmp is None
 
 
 def _modal_train(ext_module, epochs, model_name):

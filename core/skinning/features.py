@@ -24,7 +24,7 @@ Feature layout of `x` (float32, n x (VERTEX_DIM + K * BONE_DIM)), `h` = mean edg
     [6:21]   5 nearest one-ring neighbours, (neighbour - vertex) / h, nearest first
              (fewer than 5 neighbours: the last one repeated)
     [21:26]  their inverse distances h / d
-  then per candidate k = 0..4 a block of BONE_DIM = 11:
+  then per candidate k = 0..4 a block of BONE_DIM = 16:
     [0:3]    (bone head - vertex)       normalised units
     [3:6]    (bone tail - vertex)
     [6]      1 / max(geodesic distance, 0.01)
@@ -32,6 +32,12 @@ Feature layout of `x` (float32, n x (VERTEX_DIM + K * BONE_DIM)), `h` = mean edg
     [8]      heat prior weight of the bone (also in `prior`)
     [9]      1 if the bone is a nearest visible bone of the vertex (a heat source) else 0
     [10]     cosine between the vertex normal and the direction bone -> vertex
+    [11]     position along the bone: projection parameter on head -> tail (0 head, 1 tail),
+             not clipped to the bone, limited to [-1, 2]
+    [12]     distance across, relative: straight distance / bone length, limited to 10
+    [13]     bone length (normalised units)
+    [14]     1 if the bone is the parent of the vertex's heaviest heat-prior bone
+    [15]     1 if the bone is a child of the vertex's heaviest heat-prior bone
 `x_vertex` and `x_bone` give the two parts as (n, 26) and (n, 5, 11) views.
 """
 from __future__ import annotations
@@ -47,7 +53,9 @@ from .prep import Bones, SkinMesh, prepare_bones, prepare_mesh
 
 K = 5                      # candidate bones per vertex (docs/auto_skin.md#candidates)
 VERTEX_DIM = 26
-BONE_DIM = 11
+BONE_DIM = 16
+ALONG_RANGE = (-1.0, 2.0)   # position along a bone, beyond its ends, is limited to this
+ACROSS_MAX = 10.0          # relative distance across a bone is limited to this
 PRIOR_KEEP = 0.05
 INV_FLOOR = 0.01
 
@@ -186,9 +194,20 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
     r = -Hc - t[..., None] * Dv
     rl = np.linalg.norm(r, axis=2)
     cos = np.where(rl > 0, np.einsum("nkj,nj->nk", r, N) / np.maximum(rl, 1e-300), 1.0)
+    # where along and how far across each bone (what a rigid or a smooth style depends on),
+    # and the candidate's place in the tree relative to the prior's heaviest bone
+    length = np.sqrt(dd)
+    along = np.clip(np.einsum("nkj,nkj->nk", -Hc, Dv) / np.maximum(dd, 1e-30), *ALONG_RANGE)
+    across = np.minimum(dc / np.maximum(length, 1e-3), ACROSS_MAX)
+    top = W.argmax(axis=1)
+    parents = bones.parents
+    is_parent = cand == np.where(parents[top] >= 0, parents[top], -2)[:, None]
+    is_child = parents[cand] == top[:, None]
     xb = np.concatenate([Hc, Tc, (1.0 / np.maximum(g, INV_FLOOR))[..., None],
                          (1.0 / np.maximum(dc, INV_FLOOR))[..., None], prior[..., None],
-                         sc[..., None].astype(float), cos[..., None]], axis=2)
+                         sc[..., None].astype(float), cos[..., None], along[..., None],
+                         across[..., None], length[..., None], is_parent[..., None].astype(float),
+                         is_child[..., None].astype(float)], axis=2)
     xb = xb * mask[..., None]
     x = np.concatenate([xv, xb.reshape(n, K * BONE_DIM)], axis=1).astype(np.float32)
     info = dict(heat.info)
@@ -206,7 +225,7 @@ def vertex_features(vertices, faces, joints, parents, tails=None, *,
     Any units and position. Raises InvalidMeshError / InvalidArmatureError.
 
     Returns a FeatureSet on the welded mesh (n <= V vertices): `candidates (n,5)`,
-    `mask (n,5)`, `x (n,81)` (layout in the module docstring), `prior (n,5)` heat
+    `mask (n,5)`, `x (n,106)` (layout in the module docstring), `prior (n,5)` heat
     weights of the candidates, `geodesic (n,5)`, `heat (n,J)`, `vmap (V,)` to map rows
     back to the caller's vertices (`fs.to_input(rows)`), `gather(W)` / `candidate_targets(W)`
     to bring the caller's (V,J) artist weights onto the welded mesh for training.
