@@ -48,6 +48,8 @@ def families_and_split(names):
 class CachedFeatures:
     """vertex_features with an on-disk cache keyed by the input arrays and features.py."""
 
+    drop: tuple = ()      # per-candidate feature offsets hidden from the network (ablations)
+
     def __init__(self, directory: Path):
         from bonesmith.core.skinning import features, geodesic, heat, prep
         self.dir = directory
@@ -57,6 +59,16 @@ class CachedFeatures:
         self.fn = features.vertex_features
 
     def __call__(self, vertices, faces, joints, parents, tails):
+        fs = self._features(vertices, faces, joints, parents, tails)
+        if self.drop:                 # an ablation: the network does not see these columns
+            from bonesmith.core.skinning.training_data import layout_of
+            layout = layout_of(fs)
+            fs.layout = {"shared_columns": layout["shared_columns"],
+                         "candidate_columns": [[c for i, c in enumerate(cols) if i not in self.drop]
+                                               for cols in layout["candidate_columns"]]}
+        return fs
+
+    def _features(self, vertices, faces, joints, parents, tails):
         h = hashlib.sha256(self.code.encode())
         for a in (vertices, faces, joints, parents, tails):
             a = np.ascontiguousarray(a if a is not None else np.zeros(0))
@@ -81,9 +93,9 @@ def per_source_table(rows) -> str:
         if not rs:
             continue
         m = lambda k: float(np.nanmean([r[k] for r in rs]))  # noqa: E731
-        out.append([src, len(rs), f"{m('prior_l1'):.3f}", f"{m('l1'):.3f}",
+        out.append([src, len(rs), f"{m('coverage'):.3f}", f"{m('prior_l1'):.3f}", f"{m('l1'):.3f}",
                     f"{m('prior_ce'):.3f}", f"{m('ce'):.3f}"])
-    return markdown_table(["source", "characters", "L1 heat prior", "L1 model",
+    return markdown_table(["source", "characters", "coverage", "L1 heat prior", "L1 model",
                            "CE heat prior", "CE model"], out)
 
 
@@ -106,6 +118,8 @@ def main(argv=None) -> int:
     ap.add_argument("--smoothing", default="0", help="smoothing iterations to try, e.g. 0,1,2,4")
     ap.add_argument("--exclude-train", default="", help="comma-separated prefixes left out of training and "
                     "early stopping (their validation families are still evaluated)")
+    ap.add_argument("--drop-columns", default="", help="ablation: per-candidate feature offsets (e.g. "
+                    "11,12,13,14,15) the network does not see")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--device", default=None)
     args = ap.parse_args(argv)
@@ -132,6 +146,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     train_chars, val_chars, extra = load(train_names), load(val_names), load(extra_names)
     feats = CachedFeatures(RESULTS / "skin_features")
+    feats.drop = tuple(int(c) for c in args.drop_columns.split(",") if c)
     report = skin_train.train_skin_model(
         train_chars + val_chars, args.out, init=None, epochs=args.epochs, lr=args.lr,
         batch_characters=args.batch_characters, seed=args.seed, resume=args.resume,

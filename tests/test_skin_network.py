@@ -334,6 +334,15 @@ def test_fine_tuning_starts_from_the_given_model_and_keeps_it_when_nothing_helps
     assert report["start_val_l1"] < report["prior_val_l1"]        # the start model had learned
 
 
+def test_a_gain_within_the_noise_does_not_replace_the_start_model(train):
+    assert train.clear_gain([0.10, 0.12, 0.09])
+    assert not train.clear_gain([0.30, -0.25, 0.02])        # better on average, by luck
+    assert not train.clear_gain([0.05])                      # one character: no error estimate
+    assert not train.clear_gain([])
+    assert not train.clear_gain([1e-5] * 6)                  # consistent but negligible
+    assert train.clear_gain([0.02, 0.03, np.nan, 0.025])     # a character without weights is skipped
+
+
 def test_training_refuses_what_cannot_teach(train, cached_features, tmp_path):
     chars = rigid_tubes()
     out = tmp_path / "m.npz"

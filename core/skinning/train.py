@@ -53,6 +53,7 @@ FOLDS = 5                   # cross-validation folds (fewer when there are fewer
 FOLDS_MAX_GROUPS = 12       # up to this many families: cross-validation, more: a held-out share
 MIN_EPOCHS = 20             # holdout: never stop before this many epochs
 IMPROVEMENT = 1e-4          # validation L1 must drop by more than this to replace the start model
+SIGNIFICANCE = 2.0          # ... and by more than this many standard errors of the per-character gains
 
 
 def torch_available() -> bool:
@@ -231,7 +232,11 @@ class _Runner:
 
     def network(self, params):
         net = TorchSkinNet(params).to(self.dev)
-        opt = self.torch.optim.Adam(net.parameters(), lr=self.s["lr"], weight_decay=self.s["weight_decay"])
+        trainable = self.s.get("trainable")
+        for name, p in net.named_parameters():
+            p.requires_grad_(not trainable or name in trainable)
+        opt = self.torch.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=self.s["lr"],
+                                    weight_decay=self.s["weight_decay"])
         return net, opt
 
     def epoch(self, net, opt, train_p, key, progress) -> float:
@@ -336,6 +341,11 @@ def _holdout(run: _Runner, train_p, val_p, start_params, resume_state, epochs, p
                     "best_epoch": int(best["epoch"])})
     else:
         stopped_early = bool(val_p) and bad >= patience
+    if val_p and best["epoch"] > 0:
+        start_l1 = [v[1] for v in run.scores(start_params, val_p)]
+        best_l1 = [v[1] for v in run.scores(best["params"], val_p)]
+        if not clear_gain(np.subtract(start_l1, best_l1)):
+            best = {"l1": float(np.mean(start_l1)), "epoch": 0, "params": start_params}
     return best["params"], int(best["epoch"]), history, stopped_early
 
 
@@ -349,6 +359,20 @@ def _group_key(preps):
 def _n_groups(preps) -> int:
     key = _group_key(preps)
     return len({key(i, p) for i, p in enumerate(preps)})
+
+
+def clear_gain(gains) -> bool:
+    """Whether per-character validation gains (start L1 - trained L1) show a real
+    improvement: a mean above IMPROVEMENT and above SIGNIFICANCE standard errors. The best
+    of many epochs on a few characters is an optimistic estimate; a gain within the noise
+    of the characters does not replace the start model."""
+    gains = np.asarray(gains, dtype=np.float64)
+    gains = gains[np.isfinite(gains)]
+    if not len(gains):
+        return False
+    mean = float(gains.mean())
+    se = float(gains.std(ddof=1) / math.sqrt(len(gains))) if len(gains) > 1 else math.inf
+    return mean > IMPROVEMENT and mean > SIGNIFICANCE * se
 
 
 def fold_groups(preps, n_folds: int, seed: int) -> list:
@@ -395,9 +419,10 @@ def _folds(run: _Runner, preps, start_params, resume_state, epochs, n_folds):
             run.notify({"stage": "epoch", "epoch": f * epochs + epoch, "epochs": total, "train_loss": loss,
                         "val_loss": float("nan"), "val_l1": fold_l1, "phase": f"fold {f + 1}/{n_folds}"})
         resume_state = None
-    mean_curve = np.mean([curves[number[id(p)]] for p in preps], axis=0)
+    table = np.array([curves[number[id(p)]] for p in preps])
+    mean_curve = table.mean(axis=0)
     best = int(np.argmin(mean_curve))
-    if mean_curve[best] > mean_curve[0] - IMPROVEMENT:
+    if not clear_gain(table[:, 0] - table[:, best]):
         best = 0
     net, opt = run.network(start_params)
     first = 1
@@ -430,7 +455,7 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
                      hidden2: int = 32, weight_decay: float = 0.0, device=None,
                      checkpoint_path=None, feature_fn=None, smoothing=(0,),
                      threads: int | None = 1, lr_decay: float = 0.5, decay_patience: int = 8,
-                     l1_weight: float = 30.0, info: dict | None = None) -> dict:
+                     l1_weight: float = 30.0, trainable=None, info: dict | None = None) -> dict:
     """Train Auto Skin's network on `characters` and write the chosen model to `out_path`.
 
     characters: dicts with vertices (V,3), faces (F,3), joints (J,3), parents (J,),
@@ -507,6 +532,7 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
                     lr_decay=lr_decay, decay_patience=decay_patience, l1_weight=l1_weight,
                     hidden=model.config["hidden"], embed=model.config["embed"],
                     hidden2=model.config["hidden2"], weight_decay=weight_decay, n_features=n_features,
+                    trainable=sorted(trainable) if trainable else None,
                     init=hashlib.sha256(json.dumps({k: v.tolist() for k, v in start_params.items()},
                                                    sort_keys=True).encode()).hexdigest()[:12])
     fingerprint = _fingerprint([[p["name"] for p in train_p], [p["name"] for p in val_p]], settings)
@@ -554,6 +580,7 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
         "n_parameters": model.n_parameters, "init": init_name, "selection": mode, "folds": n_folds,
         "epochs_run": len(history) if mode == "holdout" else n_folds * epochs + best_epoch,
         "best_epoch": best_epoch, "kept_start": kept_start,
+        "improved_characters": [int(sum(r["l1"] < r["start_l1"] - IMPROVEMENT for r in rows)), len(rows)],
         "best_val_l1": mean("l1"), "start_val_l1": mean("start_l1"), "prior_val_l1": mean("prior_l1"),
         "stopped_early": stopped_early, "history": history,
         "cv_curve": [round(float(v), 5) for v in mean_curve] if mean_curve is not None else None,
@@ -568,6 +595,7 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
                             "date": report["date"], "train_characters": len(train_p),
                             "val_characters": len(report["val"]), "selection": mode,
                             "best_epoch": best_epoch, "kept_start": kept_start,
+                            "improved_characters": report["improved_characters"],
                             "best_val_l1": report["best_val_l1"], "start_val_l1": report["start_val_l1"],
                             "prior_val_l1": report["prior_val_l1"], "init": init_name,
                             "settings": settings, **(info or {})}
@@ -585,10 +613,11 @@ def summary(report: dict) -> str:
         return f"wrote {report['out']} (no validation characters)"
     how = "cross-validated" if report["selection"] == "folds" else "held-out"
     if report["kept_start"]:
-        return (f"training did not improve the start model on {how} validation (L1 {s:.4f}; heat prior "
-                f"{p:.4f}): kept the start model")
-    return (f"{how} validation L1 {s:.4f} -> {b:.4f} (start model -> trained, {100 * (b / s - 1):+.1f} %; "
-            f"heat prior {p:.4f}), {report['best_epoch']} epochs")
+        return (f"training did not clearly improve the start model on {how} validation (L1 {s:.4f}; heat "
+                f"prior {p:.4f}): kept the start model")
+    better, total = report.get("improved_characters", (None, None))
+    return (f"{how} validation L1 {s:.4f} -> {b:.4f} (start model -> trained, {100 * (b / s - 1):+.1f} %, "
+            f"better on {better} of {total} characters; heat prior {p:.4f}), {report['best_epoch']} epochs")
 
 
 def _choose_smoothing(model, val_p, iterations, strength: float = 0.5) -> dict:
