@@ -243,15 +243,22 @@ def bone_segments(armature, *, posed: bool = False):
     return heads, tails, _unit(world[:, :3, 0]), _unit(world[:, :3, 2])
 
 
+def is_end_bone(bone) -> bool:
+    """A leaf marking where its parent ends, as FBX exporters add them: no children, the
+    name ends in "_end" (Blender: the parent's name + "_end")."""
+    return not bone.children and bone.parent is not None and bone.name.lower().endswith("_end")
+
+
 def armature_to_skeleton(armature: bpy.types.Object, *, deform_only: bool = True) -> Skeleton:
     """The armature's rest pose as a world-space Skeleton.
 
     With deform_only, non-deforming bones are left out and each kept bone's parent is its
-    nearest deforming ancestor.
+    nearest deforming ancestor; so are leaf bones named "*_end": the tips that FBX
+    exporters add ("Add Leaf Bones", Blender's default), which move no vertices.
     """
     if armature.type != 'ARMATURE':
         raise TypeError(f"{armature.name!r} is not an armature")
-    kept = [b for b in armature.data.bones if b.use_deform or not deform_only]
+    kept = [b for b in armature.data.bones if not deform_only or (b.use_deform and not is_end_bone(b))]
     names = {b.name for b in kept}
     kept = _topological(kept)
     index = {b.name: i for i, b in enumerate(kept)}

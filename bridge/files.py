@@ -29,13 +29,24 @@ def _operator_import(path: Path) -> None:
 
 
 def append_blend_objects(path: Path, collection) -> list:
-    """Append every object of a .blend file and link it into `collection`."""
+    """Append every object of a .blend file and link it into `collection`. World matrices
+    are recomputed from the parents: a file written by a script may store stale ones (a
+    mesh parented to an armature scaled 0.01 would otherwise be read 100x too big)."""
     with bpy.data.libraries.load(str(path), link=False) as (source, target):
         target.objects = list(source.objects)
     objects = [obj for obj in target.objects if obj is not None]
     for obj in objects:
         collection.objects.link(obj)
+    bpy.context.view_layer.update()
     return objects
+
+
+def bone_widgets(objects) -> set:
+    """The objects that armatures among `objects` use as bone shapes: the glTF importer's
+    icosphere (in its hidden `glTF_not_exported` collection), Rigify's WGT- objects. They
+    are display helpers, never the character."""
+    return {bone.custom_shape for obj in objects if obj.type == 'ARMATURE' and obj.pose is not None
+            for bone in obj.pose.bones if bone.custom_shape is not None}
 
 
 def import_objects(path, collection) -> list:
@@ -106,7 +117,8 @@ def import_file(path, collection=None) -> list:
     if suffix == ".npz":
         return [load_npz(path, collection)]
     objects = import_objects(path, collection)
-    meshes = [obj for obj in objects if obj.type == 'MESH']
+    widgets = bone_widgets(objects)
+    meshes = [obj for obj in objects if obj.type == 'MESH' and obj not in widgets]
     if not meshes:
         raise InvalidMeshError(f"{path.name} contains no mesh object")
     return meshes

@@ -168,3 +168,72 @@ def test_demo_rigs_skins_and_poses(cli_with_bpy, tmp_path, scene, sample):
     scene.frame_set(3)
     waving = np.array([v.co for v in mesh.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices])
     assert np.abs(waving - first).max() > 0.1 * np.ptp(rest, axis=0).max()
+
+
+# -- real files that used to come out wrong (issue: never silently wrong) ----------------------
+
+def test_skin_rigged_glb_keeps_the_character_not_the_importers_bone_shape(
+        cli_with_bpy, bridge, humanoid_skeleton, make_mesh, humanoid, tmp_path, scene, ext_module):
+    """Blender's glTF importer adds an icosphere (the bones' display shape, in its hidden
+    glTF_not_exported collection). It was taken as the character: the new armature was
+    named after it, landed in the hidden collection and was missing from the outputs."""
+    import bpy
+    from conftest import select
+    obj = make_mesh("hero", *humanoid)
+    armature = bridge.armature.build_rig(humanoid_skeleton(), [obj], name="HeroRig")
+    select([obj, armature], armature)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    select([obj, armature], armature)
+    source = tmp_path / "hero.glb"
+    bpy.ops.export_scene.gltf(filepath=str(source), use_selection=True)
+
+    from conftest import clear_scene
+    clear_scene()
+    imported = bridge.files.import_objects(source, bpy.context.scene.collection)
+    assert any(o.type == 'MESH' and o.name.startswith("Icosphere") for o in imported)  # the helper
+    n_hero = sum(len(o.data.vertices) for o in imported if o.name.startswith("hero"))
+
+    out_glb, out_fbx = tmp_path / "auto.glb", tmp_path / "auto.fbx"
+    result = cli_with_bpy("skin", source, "--auto-skeleton", "--out", out_glb, "--out", out_fbx)
+    assert result.returncode == 0, result.stderr
+    assert f"hero.glb: {n_hero} vertices weighted" in result.stdout       # the character alone
+    assert "of 'hero" in result.stdout and "0 unweighted" in result.stdout
+    for out in (out_glb, out_fbx):
+        clear_scene()
+        objects = bridge.files.import_objects(out, bpy.context.scene.collection)
+        armatures = [o for o in objects if o.type == 'ARMATURE']
+        meshes = [o for o in objects if o.type == 'MESH' and o not in bridge.files.bone_widgets(objects)]
+        assert len(armatures) == 1 and len(armatures[0].data.bones) >= 10, out.name
+        assert armatures[0].name.startswith("hero"), armatures[0].name
+        (mesh,) = meshes                                 # the character, not the icosphere
+        assert len(mesh.data.vertices) >= len(humanoid[0])
+        groups = weights_of(mesh)
+        bones = np.array([groups.get(b.name, np.zeros(len(mesh.data.vertices)))
+                          for b in armatures[0].data.bones]).T
+        np.testing.assert_allclose(bones.sum(axis=1), 1.0, atol=1e-3, err_msg=out.name)
+
+
+def test_skeleton_of_a_mesh_parented_to_a_scaled_armature(cli_with_bpy, humanoid, tmp_path, scene, core):
+    """A .blend whose mesh is parented to an armature object scaled 0.01, written without a
+    depsgraph update (stale world matrices in the file): the skeleton must fit the mesh as
+    it is seen, not 100x too big."""
+    import bpy
+    vertices, faces = humanoid
+    mesh = bpy.data.meshes.new("giant_units")
+    mesh.from_pydata([tuple(map(float, v)) for v in vertices * 100.0], [],
+                     [tuple(map(int, f)) for f in faces])
+    obj = bpy.data.objects.new("body", mesh)
+    rig = bpy.data.objects.new("rig", bpy.data.armatures.new("rig"))
+    for o in (obj, rig):
+        bpy.context.scene.collection.objects.link(o)
+    rig.scale = (0.01, 0.01, 0.01)
+    obj.parent = rig                                  # no view-layer update before writing
+    path = tmp_path / "scaled_parent.blend"
+    bpy.data.libraries.write(str(path), {obj, rig})
+    out = tmp_path / "skeleton.json"
+    result = cli_with_bpy("skeleton", path, "--out", out)
+    assert result.returncode == 0, result.stderr
+    joints = core.Skeleton.load_json(out).joints
+    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+    margin = 0.05 * np.linalg.norm(hi - lo)
+    assert (joints >= lo - margin).all() and (joints <= hi + margin).all()

@@ -86,3 +86,28 @@ def test_export_keeps_selection(bridge, hand_skeleton, make_mesh, humanoid, tmp_
     bridge.fbx.export_fbx(tmp_path / "x.fbx", armature)
     assert sorted(o.name for o in bpy.context.selected_objects) == selected
     assert bpy.context.view_layer.objects.active == armature
+
+
+def test_auto_skin_leaves_out_the_end_bones_of_fbx_files(bridge, humanoid_skeleton, make_mesh, humanoid, scene,
+                                                         tmp_path):
+    """FBX files exported with leaf bones (Blender's default) carry a "<bone>_end" tip on
+    every chain. They move nothing: Auto Skin must not give them vertices."""
+    import bpy
+    from conftest import clear_scene, select
+    obj = make_mesh("body", *humanoid)
+    armature = bridge.armature.build_rig(humanoid_skeleton(), [obj], name="Rig")
+    select([obj, armature], armature)
+    path = tmp_path / "with_leaves.fbx"
+    bpy.ops.export_scene.fbx(filepath=str(path), use_selection=True, add_leaf_bones=True)
+    clear_scene()
+    objects = bridge.files.import_objects(path, bpy.context.scene.collection)
+    (rig,) = [o for o in objects if o.type == 'ARMATURE']
+    (mesh,) = [o for o in objects if o.type == 'MESH']
+    ends = [b.name for b in rig.data.bones if b.name.endswith("_end")]
+    assert len(ends) >= 5 and all(rig.data.bones[n].use_deform for n in ends)   # what the file brings
+    select([mesh, rig], rig)
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    weighted = {g.name for g in mesh.vertex_groups
+                if any(g.index == e.group and e.weight > 0 for v in mesh.data.vertices for e in v.groups)}
+    assert weighted and not weighted & set(ends)
+    assert len(weighted) == len(rig.data.bones) - len(ends)
