@@ -22,6 +22,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m bonesmith",
         description="Bonesmith: automatic skeletons and skin weights for characters, headless.",
     )
+    parser.add_argument("--verbose", action="store_true",
+                        help="print the traceback of an unexpected error (for a bug report)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     _add_skeleton_parser(commands)
@@ -32,13 +34,32 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_BAD_INPUT = 2   # a BonesmithError: the input or the options need to change (as argparse's usage errors)
+EXIT_FAILED = 1      # anything else: a bug or the machine (a disk full, a file locked)
+
+
 def main(argv=None) -> int:
+    """Run a command; errors are one line on stderr (--verbose: and the traceback)."""
     args = _parser().parse_args(argv)
     try:
         return args.run(args) or 0
     except BonesmithError as error:
         print(f"bonesmith: error: {error}", file=sys.stderr)
-        return 1
+        return EXIT_BAD_INPUT
+    except OSError as error:
+        _print_unexpected(args, f"{error.strerror or error} ({error.filename or 'no file name'})", error)
+        return EXIT_FAILED
+    except Exception as error:  # noqa: BLE001 - one line for the user, the rest with --verbose
+        _print_unexpected(args, f"{type(error).__name__}: {error}", error)
+        return EXIT_FAILED
+
+
+def _print_unexpected(args, text: str, error: BaseException) -> None:
+    if getattr(args, "verbose", False):
+        import traceback
+        traceback.print_exception(error, file=sys.stderr)
+    print(f"bonesmith: error: {text}" + ("" if getattr(args, "verbose", False)
+                                          else " (run with --verbose for the traceback)"), file=sys.stderr)
 
 
 # -- commands -----------------------------------------------------------------------------
@@ -93,10 +114,31 @@ def _input_argument(parser) -> None:
 
 
 def _check_outputs(outputs, formats) -> None:
-    """Refuse an unknown output format before any work is done."""
+    """Refuse an unknown output format or a place that cannot be written before any work
+    is done."""
     for out in outputs:
         if out.suffix.lower() not in formats:
             raise BonesmithError(f"Cannot write {out.name}: use one of {', '.join(formats)}")
+        check_writable(out)
+
+
+def check_writable(out: Path) -> None:
+    """BonesmithError unless `out` can be written: an existing file must be writable and
+    not a folder; otherwise the nearest existing folder above it must be writable (the
+    missing ones are made when writing)."""
+    import os
+    out = Path(out)
+    if out.is_dir():
+        raise BonesmithError(f"Cannot write {out}: it is a folder")
+    if out.exists():
+        if not os.access(out, os.W_OK):
+            raise BonesmithError(f"Cannot write {out}: the file is read-only")
+        return
+    folder = out.parent.absolute()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise BonesmithError(f"Cannot write {out}: {folder} is not a writable folder (choose another output)")
 
 
 def _write_all(outputs, skeleton, armature, meshes) -> None:
@@ -297,6 +339,7 @@ def cmd_demo(args) -> int:
     if not SAMPLE_CHARACTER.is_file():
         raise BonesmithError(f"The sample character is missing: {SAMPLE_CHARACTER} "
                              "(the demo runs from a checkout of the repository)")
+    check_writable(args.out / "demo.fbx")
     _empty_scene()
     from .bridge import fbx as bridge_fbx
     from .bridge import files, render
@@ -384,6 +427,7 @@ def cmd_train_skin(args) -> int:
     from .core.skinning import train as skin_train
 
     skin_train._torch()                 # a clear message before any slow loading
+    check_writable(args.out)
     characters, blender_ready = [], False
     for path in _train_skin_files(args.inputs):
         if path.suffix.lower() == ".npz":
@@ -489,6 +533,7 @@ def cmd_correctives(args) -> int:
     from .core import correctives
     from .core.mesh import bbox_diagonal
 
+    check_writable(args.out)
     start = time.perf_counter()
     data = _correctives_data(args)
     max_keys = args.max_keys or correctives.key_budget(len(data["vertices"]))

@@ -79,17 +79,46 @@ def test_skeleton_bad_inputs(cli_with_bpy, tmp_path):
     cases.append(((text, "--out", tmp_path / "x.json"), "Cannot import mesh.txt"))
     for args, message in cases:
         result = cli_with_bpy("skeleton", *args)
-        assert result.returncode == 1, (args, result.stdout, result.stderr)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
         assert "bonesmith: error:" in result.stderr and message in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
         assert not (tmp_path / "x.json").exists()
+
+
+def test_outputs_that_cannot_be_written_are_refused_before_any_work(cli, humanoid, write_obj, tmp_path):
+    source = tmp_path / "body.obj"
+    write_obj(source, *humanoid)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    (tmp_path / "folder.json").mkdir()
+    for out, message in ((a_file / "x.json", "is not a writable folder"),
+                         (tmp_path / "folder.json", "it is a folder")):
+        result = cli("skeleton", source, "--out", tmp_path / "fine.json", "--out", out, timeout=120)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and "vertices" not in result.stdout   # nothing computed
+        assert not (tmp_path / "fine.json").exists()
+
+
+def test_unexpected_errors_are_one_line_unless_verbose(monkeypatch, capsys):
+    from bonesmith import cli as cli_module
+
+    def broken(args):
+        raise ValueError("something nobody expected")
+    monkeypatch.setattr(cli_module, "cmd_demo", broken)
+    assert cli_module.main(["demo"]) == cli_module.EXIT_FAILED
+    err = capsys.readouterr().err
+    assert err.strip() == ("bonesmith: error: ValueError: something nobody expected "
+                           "(run with --verbose for the traceback)")
+    assert cli_module.main(["--verbose", "demo"]) == cli_module.EXIT_FAILED
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().endswith("ValueError: something nobody expected")
 
 
 def test_skeleton_invalid_mesh_reports_core_message(cli_with_bpy, tmp_path):
     source = tmp_path / "point.npz"
     np.savez(source, verts=np.ones((4, 3)), faces=np.array([[0, 1, 2], [0, 2, 3]]))
     result = cli_with_bpy("skeleton", source, "--out", tmp_path / "x.json")
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "bonesmith: error:" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "x.json").exists()
 

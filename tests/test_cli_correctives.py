@@ -58,7 +58,7 @@ def test_record_without_poses_is_a_clear_error(cli, tmp_path):
         source = tmp_path / "still.npz"
         np.savez(source, **{k: d[k] for k in ("verts", "faces", "joints", "parents", "weights")})
     result = cli("correctives", source, "--out", tmp_path / "m.npz", timeout=120)
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "pose_rot" in result.stderr and not (tmp_path / "m.npz").exists()
 
 
@@ -68,7 +68,7 @@ def test_a_single_pose_is_a_clear_error(cli, tmp_path):
         np.savez(source, **{k: d[k] for k in ("verts", "faces", "joints", "parents", "weights")},
                  pose_rot=d["pose_rot"][:1], pose_verts=d["pose_verts"][:1])
     result = cli("correctives", source, "--out", tmp_path / "m.npz", timeout=120)
-    assert result.returncode == 1 and "several poses" in result.stderr
+    assert result.returncode == 2 and "several poses" in result.stderr
 
 
 def test_a_record_without_poses_or_a_broken_file_is_one_clear_line(cli, tmp_path):
@@ -80,5 +80,5 @@ def test_a_record_without_poses_or_a_broken_file_is_one_clear_line(cli, tmp_path
                 "truncated.npz": "Could not read truncated.npz: it is not a readable .npz record"}
     for name, message in expected.items():
         result = cli("correctives", tmp_path / name, "--out", tmp_path / "model.npz", timeout=120)
-        assert result.returncode == 1 and message in result.stderr, result.stderr
+        assert result.returncode == 2 and message in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and not (tmp_path / "model.npz").exists()

@@ -114,7 +114,7 @@ def test_skin_errors(cli_with_bpy, humanoid, write_obj, tmp_path):
     ]
     for args, message in cases:
         result = cli_with_bpy("skin", *args)
-        assert result.returncode == 1, (args, result.stdout, result.stderr)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
         assert "bonesmith: error:" in result.stderr and message in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
         assert not (tmp_path / "x.npz").exists()
@@ -132,7 +132,7 @@ def test_skin_armature_without_deforming_bones(cli_with_bpy, bridge, humanoid_sk
     path = tmp_path / "no_deform.blend"
     bpy.data.libraries.write(str(path), {obj, armature})
     result = cli_with_bpy("skin", path, "--out", tmp_path / "x.npz")
-    assert result.returncode == 1 and "no deforming bones" in result.stderr
+    assert result.returncode == 2 and "no deforming bones" in result.stderr
     assert not (tmp_path / "x.npz").exists()
 
 

@@ -419,10 +419,10 @@ def test_cli_train_skin_writes_a_model(cli, characters, tmp_path, torch):
     bad = tmp_path / "bad.txt"
     bad.write_text("x")
     result = cli("train-skin", bad, "--out", out, timeout=120)
-    assert result.returncode == 1 and "Cannot train on bad.txt" in result.stderr
+    assert result.returncode == 2 and "Cannot train on bad.txt" in result.stderr
     np.savez(tmp_path / "mesh_only.npz", verts=np.zeros((3, 3)), faces=np.array([[0, 1, 2]]))
     result = cli("train-skin", tmp_path / "mesh_only.npz", "--out", out, timeout=120)
-    assert result.returncode == 1 and "not a rigged-character record" in result.stderr
+    assert result.returncode == 2 and "not a rigged-character record" in result.stderr
 
 
 def test_cli_train_skin_help(cli):
