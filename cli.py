@@ -77,7 +77,7 @@ def _rig(meshes, detail: float):
     from .bridge import mesh as bridge_mesh
     from .core.skeleton import extract_skeleton
 
-    mesh_set = bridge_mesh.combine_objects(meshes)
+    mesh_set = bridge_mesh.combine_objects(meshes, basis=True)
     started = time.perf_counter()
     skeleton = extract_skeleton(mesh_set.vertices, mesh_set.faces, detail=detail)
     seconds = time.perf_counter() - started

@@ -2,6 +2,7 @@
 """Blender mesh objects <-> numpy arrays (world space, triangles)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import bpy
@@ -66,11 +67,46 @@ class MeshSet:
         return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
 
 
-def combine_objects(objects, depsgraph=None, *, world: bool = True) -> MeshSet:
-    """World-space arrays of several mesh objects, faces re-indexed into one vertex array."""
+def combine_objects(objects, depsgraph=None, *, world: bool = True, basis: bool = False) -> MeshSet:
+    """World-space arrays of several mesh objects, faces re-indexed into one vertex array.
+    basis=True: the shape the rig is built for (shape keys off, modifiers on), see
+    basis_shape."""
     if depsgraph is None:
         depsgraph = bpy.context.evaluated_depsgraph_get()
-    return stack_arrays((obj.name, *object_arrays(obj, depsgraph, world=world)) for obj in objects)
+    if not basis:
+        return stack_arrays((obj.name, *object_arrays(obj, depsgraph, world=world)) for obj in objects)
+    with basis_shape(objects):
+        return stack_arrays((obj.name, *object_arrays(obj, depsgraph, world=world)) for obj in objects)
+
+
+@contextmanager
+def basis_shape(objects):
+    """Inside, the objects evaluate to their Basis shape: every shape key but the
+    reference one muted and "shape key lock" off; restored afterwards. A rig is built for
+    the rest shape the weights are computed on (the mesh data, the Basis), not for a
+    shape key the user happens to be showing (a skeleton fitted to a keyed smile or a
+    stretched limb, and weights from the Basis, do not match)."""
+    changed = []
+    for obj in objects:
+        keys = getattr(obj.data, "shape_keys", None)
+        if keys is None:
+            continue
+        if obj.show_only_shape_key:
+            changed.append((obj, "show_only_shape_key", True))
+            obj.show_only_shape_key = False
+        for block in keys.key_blocks:
+            if block != keys.reference_key and not block.mute:
+                changed.append((block, "mute", False))
+                block.mute = True
+    if changed:
+        bpy.context.view_layer.update()
+    try:
+        yield
+    finally:
+        for owner, name, value in changed:
+            setattr(owner, name, value)
+        if changed:
+            bpy.context.view_layer.update()
 
 
 def stack_arrays(parts) -> MeshSet:

@@ -49,7 +49,7 @@ def selected_meshes(context):
 def read_input(context) -> RigInput:
     to_object_mode(context)
     meshes, active = selected_meshes(context)
-    mesh_set = bridge_mesh.combine_objects(meshes, context.evaluated_depsgraph_get())
+    mesh_set = bridge_mesh.combine_objects(meshes, context.evaluated_depsgraph_get(), basis=True)
     return RigInput(
         mesh_names=[obj.name for obj in meshes],
         active_name=active.name,

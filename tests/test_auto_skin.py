@@ -224,6 +224,29 @@ def test_auto_rig_one_click(bridge, make_mesh, sample):
     assert bpy.context.view_layer.objects.active == armature
 
 
+def test_auto_rig_builds_for_the_basis_not_a_shown_shape_key(bridge, make_mesh, sample):
+    """A shape key the user is showing (here one that makes the character 3x taller) must
+    not move the skeleton away from the Basis the weights are computed on; the key is left
+    as it was."""
+    import bpy
+    obj = make_mesh("sample", *sample)
+    obj.shape_key_add(name="Basis")
+    tall = obj.shape_key_add(name="Tall")
+    co = np.array([v.co for v in obj.data.vertices]) * (1.0, 1.0, 3.0)
+    tall.data.foreach_set("co", co.astype(np.float32).ravel())
+    tall.value = 1.0
+    obj.active_shape_key_index = 1
+    assert bpy.ops.bonesmith.auto_rig() == {'FINISHED'}
+    armature = obj.parent
+    heads = np.array([(armature.matrix_world @ b.head_local)[:] for b in armature.data.bones])
+    lo, hi = sample[0].min(axis=0), sample[0].max(axis=0)
+    margin = 0.05 * np.linalg.norm(hi - lo)
+    assert (heads >= lo - margin).all() and (heads <= hi + margin).all()
+    assert heads[:, 2].max() > 0.5 * hi[2]                       # spans the body, not a corner of it
+    check_weighted(obj, armature)
+    assert not tall.mute and tall.value == 1.0 and obj.active_shape_key_index == 1
+
+
 def test_auto_rig_bad_mesh_changes_nothing(make_mesh, scene_state):
     import bpy
     make_mesh("flat", np.eye(3), np.array([[0, 1, 2]]))
