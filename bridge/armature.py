@@ -113,49 +113,64 @@ def remove_armature(armature: bpy.types.Object) -> None:
 
 
 def parent_meshes(armature: bpy.types.Object, meshes, armature_matrix=None) -> None:
-    """Parent `meshes` to `armature` with an Armature modifier, keeping their world placement.
+    """Make `armature` deform `meshes`, keeping their world placement and the user's set-up.
 
-    An Armature modifier without an object is reused; otherwise a new one is added first
-    in the stack (deform before other modifiers).
+    A mesh without a parent, or parented to an armature (the rig it came with), is
+    parented to `armature`; a mesh under anything else (an Empty, a collection root)
+    keeps its parent: build_rig puts the armature under it too. The deforming modifier:
+    see armature_modifier (the first Armature modifier is re-aimed, so the mesh never
+    deforms twice).
     """
     A = matrix_to_numpy(armature.matrix_world) if armature_matrix is None else _as_numpy(armature_matrix)
     A_inv = Matrix(np.linalg.inv(A).tolist())
     for obj in meshes:
-        world = obj.matrix_world.copy()
-        basis = obj.matrix_basis.copy()
-        obj.parent = armature
-        obj.parent_type = 'OBJECT'
-        try:
-            # world = A @ parent_inverse @ basis  ->  parent_inverse = A^-1 @ world @ basis^-1
-            obj.matrix_parent_inverse = A_inv @ world @ basis.inverted()
-        except ValueError:  # singular basis (a zero scale): keep the world matrix in basis
-            obj.matrix_parent_inverse = A_inv
-            obj.matrix_basis = world
-        modifier = next((m for m in obj.modifiers if m.type == 'ARMATURE' and m.object is None), None)
-        if modifier is None:
-            modifier = obj.modifiers.new("Armature", 'ARMATURE')
-            obj.modifiers.move(len(obj.modifiers) - 1, 0)
-        modifier.object = armature
+        if obj.parent is None or obj.parent.type == 'ARMATURE':
+            world = obj.matrix_world.copy()
+            basis = obj.matrix_basis.copy()
+            obj.parent = armature
+            obj.parent_type = 'OBJECT'
+            obj.parent_bone = ""
+            try:
+                # world = A @ parent_inverse @ basis  ->  parent_inverse = A^-1 @ world @ basis^-1
+                obj.matrix_parent_inverse = A_inv @ world @ basis.inverted()
+            except ValueError:  # singular basis (a zero scale): keep the world matrix in basis
+                obj.matrix_parent_inverse = A_inv
+                obj.matrix_basis = world
+        armature_modifier(obj, armature)
+
+
+def armature_modifier(obj: bpy.types.Object, armature: bpy.types.Object) -> bpy.types.Modifier:
+    """The Armature modifier through which `armature` deforms `obj`: one already aimed at
+    it, else the first Armature modifier re-aimed (empty or aimed at an older rig: two
+    would deform the mesh twice), else a new one, placed after the last Mirror modifier
+    (a mirrored half must be deformed as a whole, or only symmetric poses work) and
+    before everything else (Subdivision, Solidify... work on the posed mesh)."""
+    modifiers = [m for m in obj.modifiers if m.type == 'ARMATURE']
+    modifier = next((m for m in modifiers if m.object == armature), None) or (modifiers[0] if modifiers else None)
+    if modifier is None:
+        mirrors = [i for i, m in enumerate(obj.modifiers) if m.type == 'MIRROR']
+        modifier = obj.modifiers.new("Armature", 'ARMATURE')
+        obj.modifiers.move(len(obj.modifiers) - 1, mirrors[-1] + 1 if mirrors else 0)
+    modifier.object = armature
+    modifier.use_vertex_groups = True
+    return modifier
+
+
+def rig_state(meshes) -> dict:
+    """What build_rig / attach_mesh may change on `meshes` (parents, world matrices,
+    Armature modifier targets), for remove_rig to put back."""
+    return {obj.name: (obj.parent, obj.parent_type, obj.parent_bone, obj.matrix_world.copy(),
+                       {m.name: m.object for m in obj.modifiers if m.type == 'ARMATURE'})
+            for obj in meshes}
 
 
 def attach_mesh(obj: bpy.types.Object, armature: bpy.types.Object) -> bpy.types.Modifier:
-    """Make `armature` deform `obj` (keeping the user's set-up where it can).
-
-    The Armature modifier: one already pointing at `armature` is kept; otherwise the first
-    Armature modifier (empty, or aimed at another armature) is re-aimed; otherwise a new
-    one is added first in the stack. An unparented mesh is parented to the armature
-    (keeping its world placement), as is one parented to a bone of it (a bone parent plus
-    the modifier would move it twice); a mesh parented to something else stays so.
+    """Make `armature` deform `obj` (keeping the user's set-up where it can): the modifier
+    of armature_modifier; an unparented mesh is parented to the armature (keeping its
+    world placement), as is one parented to a bone of it (a bone parent plus the modifier
+    would move it twice); a mesh parented to something else stays so.
     """
-    modifiers = [m for m in obj.modifiers if m.type == 'ARMATURE']
-    modifier = next((m for m in modifiers if m.object == armature), None)
-    if modifier is None and modifiers:
-        modifier = modifiers[0]
-    if modifier is None:
-        modifier = obj.modifiers.new("Armature", 'ARMATURE')
-        obj.modifiers.move(len(obj.modifiers) - 1, 0)
-    modifier.object = armature
-    modifier.use_vertex_groups = True
+    modifier = armature_modifier(obj, armature)
     if obj.parent is None or (obj.parent == armature and obj.parent_type != 'OBJECT'):
         world = obj.matrix_world.copy()
         obj.parent = armature
@@ -180,6 +195,13 @@ def build_rig(skeleton: Skeleton, meshes, *, active=None, name=None, world_to_lo
     armature = skeleton_to_armature(skeleton, name=name or f"{active.name}_Armature", matrix_world=A,
                                     world_to_local=world_to_local, collection=collection)
     try:
+        owners = {obj.parent for obj in meshes if obj.parent is not None and obj.parent.type != 'ARMATURE'}
+        if len(owners) == 1:          # the meshes live under an Empty (or such): so does their rig
+            owner = owners.pop()
+            world = armature.matrix_world.copy()
+            armature.parent = owner
+            armature.matrix_parent_inverse = owner.matrix_world.inverted_safe()
+            armature.matrix_world = world
         parent_meshes(armature, meshes, A)
     except Exception:
         remove_armature(armature)
@@ -187,15 +209,27 @@ def build_rig(skeleton: Skeleton, meshes, *, active=None, name=None, world_to_lo
     return armature
 
 
-def remove_rig(armature: bpy.types.Object, meshes) -> None:
-    """Take back build_rig: each mesh loses its Armature modifiers aimed at `armature` and
-    its parent (keeping its world placement); then the armature goes."""
+def remove_rig(armature: bpy.types.Object, meshes, state: dict | None = None) -> None:
+    """Take back build_rig: with `state` (rig_state taken before), each mesh gets its
+    parent, placement and Armature modifier targets back and the modifiers added for
+    `armature` go; without it, modifiers aimed at `armature` go and meshes parented to it
+    are unparented (keeping their world placement). Then the armature goes."""
     for obj in meshes:
+        before = (state or {}).get(obj.name)
+        targets = before[4] if before else {}
         for modifier in [m for m in obj.modifiers if m.type == 'ARMATURE' and m.object == armature]:
-            obj.modifiers.remove(modifier)
-        world = obj.matrix_world.copy()
-        obj.parent = None
-        obj.matrix_world = world
+            if modifier.name in targets:
+                modifier.object = targets[modifier.name]
+            else:
+                obj.modifiers.remove(modifier)
+        if before:
+            obj.parent, obj.parent_type = before[0], before[1]
+            obj.parent_bone = before[2]
+            obj.matrix_world = before[3]
+        elif obj.parent == armature:
+            world = obj.matrix_world.copy()
+            obj.parent = None
+            obj.matrix_world = world
     remove_armature(armature)
 
 

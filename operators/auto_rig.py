@@ -49,11 +49,12 @@ def compute(inp: AutoRigInput, detail: float, max_influences: int, progress):
 def apply(context, inp: AutoRigInput, skeleton, weights):
     """Build the armature, then write the weights; on failure nothing is left behind."""
     meshes = meshes_again(inp.rig.mesh_names, "Auto Rig", inp.vertex_counts)
+    state = bridge_armature.rig_state(meshes)
     armature = auto_skeleton.build(context, inp.rig, skeleton)
     try:
         bridge_weights.write_weights_split(meshes, inp.rest, weights, skeleton.names)
     except Exception:
-        bridge_armature.remove_rig(armature, meshes)
+        bridge_armature.remove_rig(armature, meshes, state)
         raise
     context.view_layer.update()
     return armature

@@ -247,6 +247,29 @@ def test_auto_rig_builds_for_the_basis_not_a_shown_shape_key(bridge, make_mesh, 
     assert not tall.mute and tall.value == 1.0 and obj.active_shape_key_index == 1
 
 
+def test_auto_rig_fits_into_the_users_modifier_stack(bridge, make_mesh, sample):
+    """An Armature modifier of an older rig is re-aimed (two would deform the mesh twice);
+    a new one goes after a Mirror modifier (so the mirrored half is posed on its own)."""
+    import bpy
+    old = bpy.data.objects.new("old_rig", bpy.data.armatures.new("old_rig"))
+    bpy.context.scene.collection.objects.link(old)
+    body = make_mesh("body", *sample)
+    body.modifiers.new("Subdivision", 'SUBSURF')
+    kept = body.modifiers.new("Deform", 'ARMATURE')
+    kept.object = old
+    half = make_mesh("half", *sample, location=(4, 0, 0))
+    half.modifiers.new("Mirror", 'MIRROR')
+    half.modifiers.new("Subdivision", 'SUBSURF')
+    from conftest import select
+    for obj in (body, half):
+        select([obj], obj)
+        assert bpy.ops.bonesmith.auto_rig() == {'FINISHED'}
+    assert [(m.type, m.name) for m in body.modifiers] == [('SUBSURF', "Subdivision"), ('ARMATURE', "Deform")]
+    assert body.modifiers["Deform"].object == body.parent != old
+    assert [m.type for m in half.modifiers] == ['MIRROR', 'ARMATURE', 'SUBSURF']
+    assert half.modifiers[1].object == half.parent
+
+
 def test_auto_rig_bad_mesh_changes_nothing(make_mesh, scene_state):
     import bpy
     make_mesh("flat", np.eye(3), np.array([[0, 1, 2]]))

@@ -121,6 +121,30 @@ def test_build_rig_places_bones_in_world_space(bridge, hand_skeleton, make_mesh,
     assert armature.name == "body_Armature" and armature.show_in_front
 
 
+def test_remove_rig_puts_the_users_set_up_back(bridge, hand_skeleton, make_mesh, humanoid):
+    import bpy
+    vertices, faces = humanoid
+    holder = bpy.data.objects.new("holder", None)
+    bpy.context.scene.collection.objects.link(holder)
+    holder.location = (0, 3, 1)
+    old = bpy.data.objects.new("old_rig", bpy.data.armatures.new("old_rig"))
+    bpy.context.scene.collection.objects.link(old)
+    obj = make_mesh("body", vertices, faces, **TRANSFORM)
+    obj.parent = holder
+    modifier = obj.modifiers.new("Deform", 'ARMATURE')
+    modifier.object = old
+    bpy.context.view_layer.update()
+    before_world = np.array(obj.matrix_world)
+    state = bridge.armature.rig_state([obj])
+    armature = bridge.armature.build_rig(hand_skeleton(world(obj, vertices)), [obj])
+    assert obj.modifiers["Deform"].object == armature and len(obj.modifiers) == 1
+    name = armature.name
+    bridge.armature.remove_rig(armature, [obj], state)
+    assert name not in bpy.data.objects
+    assert obj.parent == holder and [(m.name, m.object) for m in obj.modifiers] == [("Deform", old)]
+    np.testing.assert_allclose(np.array(obj.matrix_world), before_world, atol=1e-6)
+
+
 def test_build_rig_keeps_world_placement_of_an_already_parented_mesh(bridge, hand_skeleton, make_mesh, humanoid):
     import bpy
     vertices, faces = humanoid
@@ -132,10 +156,23 @@ def test_build_rig_keeps_world_placement_of_an_already_parented_mesh(bridge, han
     obj.parent = holder
     bpy.context.view_layer.update()
     before_world = np.array(obj.matrix_world)
-    armature = bridge.armature.build_rig(hand_skeleton(world(obj, vertices)), [obj])
+    skeleton = hand_skeleton(world(obj, vertices))
+    armature = bridge.armature.build_rig(skeleton, [obj])
     bpy.context.view_layer.update()
-    assert obj.parent == armature
+    # the hierarchy stays: the mesh keeps its Empty, the rig goes under it too
+    assert obj.parent == holder and armature.parent == holder
+    assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [armature]
     np.testing.assert_allclose(np.array(obj.matrix_world), before_world, atol=1e-5)
+    heads = np.array([(armature.matrix_world @ b.head_local)[:] for b in armature.data.bones])
+    np.testing.assert_allclose(np.sort(heads, axis=0), np.sort(skeleton.joints, axis=0), atol=1e-4)
+    # moving the Empty moves both together
+    mesh_before = bridge.mesh.object_arrays(obj)[0].mean(axis=0)
+    holder.location = (5, 0, 0)
+    bpy.context.view_layer.update()
+    heads_moved = np.array([(armature.matrix_world @ b.head_local)[:] for b in armature.data.bones])
+    shift = heads_moved.mean(axis=0) - heads.mean(axis=0)
+    assert np.linalg.norm(shift) > 1.0
+    np.testing.assert_allclose(bridge.mesh.object_arrays(obj)[0].mean(axis=0) - mesh_before, shift, atol=1e-4)
 
 
 def test_armature_to_skeleton_round_trip(bridge, hand_skeleton, make_mesh, humanoid):
