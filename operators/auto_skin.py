@@ -24,6 +24,10 @@ from .options import DEFAULT_MAX_INFLUENCES
 # A mesh whose bounding box stays this far (fraction of the rig's size) from the bones' box
 # is not where the armature is: refuse rather than weight it to whichever bone is nearest.
 FAR_APART = 0.25
+# An armature (3 bones or more) spanning less than this share of the meshes' size is in
+# another unit (centimetres against metres) or left unscaled: refuse rather than skin
+# the whole body to the few bones it reaches.
+TOO_SMALL = 0.02
 
 
 @dataclass
@@ -80,6 +84,14 @@ def check_placement(mesh_set: MeshSet, joints, tails, armature_name: str) -> Non
     lo, hi = bones.min(axis=0), bones.max(axis=0)
     size = max(float(np.linalg.norm(np.ptp(mesh_set.vertices, axis=0))), float(np.linalg.norm(hi - lo)))
     margin = FAR_APART * size
+    finite = mesh_set.vertices[np.isfinite(mesh_set.vertices).all(axis=1)]
+    mesh_size = float(np.linalg.norm(np.ptp(finite, axis=0))) if len(finite) else 0.0
+    rig_size = float(np.linalg.norm(hi - lo))
+    if len(joints) >= 3 and mesh_size > 0 and rig_size < TOO_SMALL * mesh_size:
+        raise BonesmithError(
+            f"The armature '{armature_name}' is {mesh_size / max(rig_size, 1e-30):.0f}x smaller than the "
+            "mesh it should deform: the two are in different units or one has an unapplied scale. "
+            "Scale the armature to the mesh (or apply the objects' scale: Ctrl+A) and run Auto Skin again")
     far = []
     for k, name in enumerate(mesh_set.names):
         vertices = mesh_set.vertices[mesh_set.object_slice(k)]

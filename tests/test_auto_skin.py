@@ -408,6 +408,24 @@ def test_mesh_and_armature_far_apart(bridge, humanoid_skeleton, make_mesh, human
     assert full_state(scene_state) == before
 
 
+def test_armature_in_another_unit_is_refused(bridge, humanoid_skeleton, make_mesh, humanoid, scene_state):
+    """A centimetre-sized armature standing at the feet of a metre-sized mesh (a unit
+    mix-up) used to be skinned without a word: the whole body went to the bones nearest
+    the feet."""
+    import bpy
+    vertices, faces = humanoid
+    obj = make_mesh("body", vertices, faces)
+    feet = vertices[np.argmin(vertices[:, 2])]
+    armature = hand_armature(bridge, humanoid_skeleton, obj, scale=(0.01, 0.01, 0.01),
+                             location=tuple(feet))
+    select([obj, armature], armature)
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="smaller than the mesh") as error:
+        bpy.ops.bonesmith.auto_skin()
+    assert "apply the objects' scale" in str(error.value)
+    assert full_state(scene_state) == before
+
+
 def test_mesh_and_armature_apart_but_transformed_onto_each_other(bridge, humanoid_skeleton, make_mesh, humanoid):
     """Objects far apart by their origins but overlapping in world space are fine (what counts
     is where the vertices and bones are, not the object origins)."""
