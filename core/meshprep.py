@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InvalidMeshError
-from .mesh import bbox_diagonal, subdivide_midpoint, weld_positions
+from .mesh import bbox_diagonal, consistent_winding, subdivide_midpoint, weld_positions
 
 WELD_TOLERANCE = 1e-6      # relative to the bounding-box diagonal
 MIN_AREA_RATIO = 1e-12     # total area / diagonal^2 below this is "flat"
@@ -139,7 +139,8 @@ def clean_mesh(vertices, faces) -> CleanMesh:
     w = weld_normalised(*validate(vertices, faces))
     if len(w.faces) == 0:
         raise InvalidMeshError("Every face of the mesh is degenerate (repeated vertices); there is no surface to rig.")
-    Fw = unique_faces(w.faces)
+    faces = consistent_winding(w.vertices, w.faces)     # half-flipped rips: part volumes, inside tests
+    Fw = unique_faces(faces)
     if len(Fw) < MIN_FACES:
         raise InvalidMeshError(
             f"The mesh has only {len(Fw)} usable triangle(s); Auto Skeleton needs a body "
@@ -148,7 +149,7 @@ def clean_mesh(vertices, faces) -> CleanMesh:
         raise InvalidMeshError("The mesh has zero area (all faces are flat lines or points); there is nothing to rig.")
     Vw, Fw, keep, re = compact(w.vertices, Fw)
     # surface_faces keeps repeated triangles: a double-sided sheet encloses nothing.
-    return CleanMesh(Vw, Fw, w.center, w.extent, w.source[keep], re[w.faces])
+    return CleanMesh(Vw, Fw, w.center, w.extent, w.source[keep], re[faces])
 
 
 def resample(V, F, target_vertices: int):

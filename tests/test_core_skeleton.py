@@ -78,6 +78,18 @@ def test_sample_character_gives_a_usable_rig(character, rig):
     assert np.all(np.abs((rig.up * d).sum(1)) < 1e-6 * np.linalg.norm(d, axis=1) + 1e-9)
 
 
+def test_face_winding_does_not_change_the_rig(character, rig):
+    """Half the faces flipped (game rips often come so) used to put the root in the head
+    and name the legs tails: the winding is made consistent first."""
+    V, F, _ = character
+    flipped = F.copy()
+    half = np.random.default_rng(0).random(len(F)) < 0.5
+    flipped[half] = flipped[half][:, ::-1]
+    again = extract_skeleton(V, flipped)
+    assert again.names == rig.names
+    np.testing.assert_allclose(again.joints, rig.joints, atol=1e-6 * np.ptp(V, axis=0).max())
+
+
 def test_mirror_names_on_a_symmetric_character(rig):
     left = {n[:-2] for n in rig.names if n.endswith(".L")}
     right = {n[:-2] for n in rig.names if n.endswith(".R")}

@@ -95,3 +95,35 @@ def test_subdivide_midpoint_shares_midpoints_and_keeps_area():
     def area(V, F):
         return 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1).sum()
     assert area(Vs, Fs) == pytest.approx(area(V, TWO), rel=1e-12)
+
+
+def _cube():
+    V = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    F = np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))])
+    return V, F
+
+
+def signed_volume(V, F):
+    a, b, c = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
+    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6)
+
+
+def test_consistent_winding_repairs_a_half_flipped_mesh_and_keeps_a_consistent_one():
+    V, F = _cube()
+    assert signed_volume(V, F) == pytest.approx(1.0)                   # wound outward
+    np.testing.assert_array_equal(mesh.consistent_winding(V, F), F)
+    inward = F[:, ::-1].copy()                                          # consistent, inward: kept
+    np.testing.assert_array_equal(mesh.consistent_winding(V, inward), inward)
+    mixed = F.copy()
+    mixed[::2] = mixed[::2, ::-1]                                       # every other face flipped
+    fixed = mesh.consistent_winding(V, mixed)
+    assert signed_volume(V, fixed) == pytest.approx(1.0)
+    assert {tuple(np.roll(f, -int(np.argmin(f)))) for f in fixed} == \
+        {tuple(np.roll(f, -int(np.argmin(f)))) for f in F}
+    # two separate cubes: each patch on its own
+    two = np.vstack([mixed, F[:, ::-1] + 8])
+    V2 = np.vstack([V, V + 3])
+    out = mesh.consistent_winding(V2, two)
+    np.testing.assert_array_equal(out[12:], two[12:])                   # the consistent one is kept
+    assert signed_volume(V2, out[:12]) == pytest.approx(1.0)

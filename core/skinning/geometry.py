@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order
 from scipy.spatial import cKDTree
 
-from ..mesh import edge_components, triangle_edges
+from ..mesh import orient_faces, triangle_edges  # noqa: F401 - orient_faces is heat.py's, now in core.mesh
 
 _CHUNK = 2_000_000   # entries of an (points x bones) work array
 
@@ -87,64 +86,6 @@ def cotangent_laplacian(V, F, max_cot: float = 1e3, edge_count: bool = True):
     M = np.bincount(F.ravel(), weights=mixed.ravel(), minlength=n)
     floor = 1e-3 * max(float(area.sum()) / max(n, 1), 1e-300)
     return C.tocsc(), np.maximum(M, floor)
-
-
-def face_adjacency(F):
-    """Pairs of faces (a, b) sharing an edge used by exactly two faces, and whether the
-    two traverse that edge in the same direction (inconsistent winding)."""
-    m = len(F)
-    he = triangle_edges(F)
-    fid = np.tile(np.arange(m), 3)
-    nv = int(F.max()) + 1 if m else 1
-    key = np.minimum(he[:, 0], he[:, 1]) * nv + np.maximum(he[:, 0], he[:, 1])
-    _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
-    inv = inv.reshape(-1)
-    order = np.argsort(inv, kind="stable")
-    inv_s = inv[order]
-    two = cnt[inv_s] == 2
-    o = order[two]
-    o = o.reshape(-1, 2)          # consecutive pairs share an edge
-    a, b = fid[o[:, 0]], fid[o[:, 1]]
-    same_dir = (he[o[:, 0], 0] == he[o[:, 1], 0])
-    return a, b, same_dir
-
-
-def orient_faces(F):
-    """Flip faces so that neighbours across manifold edges agree (per patch of faces
-    connected through manifold edges). Returns (F', flipped mask, patch label per face).
-    Non-orientable conflicts (Moebius-like) are left as found.
-
-    One breadth-first search from a virtual face joined to the first face of every
-    patch (a mesh of 10k separate hair cards costs one search, not 10k)."""
-    m = len(F)
-    a, b, same = face_adjacency(F)
-    if len(a) == 0:
-        return F.copy(), np.zeros(m, bool), np.arange(m)
-    n_lab, lab = edge_components(m, np.stack([a, b], axis=1))
-    first = np.full(n_lab, -1)
-    first[lab[::-1]] = np.arange(m)[::-1]
-    root = np.full(n_lab, m)
-    rows = np.concatenate([a, b, root, first])
-    cols = np.concatenate([b, a, first, root])
-    inc = np.concatenate([same, same, np.zeros(2 * n_lab, bool)]).astype(np.int8) + 1
-    Ga = sp.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m + 1, m + 1)).tocsr()
-    S = sp.coo_matrix((inc, (rows, cols)), shape=(m + 1, m + 1)).tocsr()
-    order, pred = breadth_first_order(Ga, m, directed=False, return_predecessors=True)
-    ch = order[1:]
-    pa = pred[ch]
-    inconsistent = (np.asarray(S[pa, ch]).ravel() == 2).tolist()
-    pos = np.empty(m + 1, np.int64)
-    pos[order] = np.arange(len(order))
-    pp = pos[pa].tolist()
-    fl = [False] * len(order)
-    for k in range(len(ch)):              # parents come before children in BFS order
-        fl[k + 1] = fl[pp[k]] ^ inconsistent[k]
-    flip = np.zeros(m + 1, bool)
-    flip[order] = fl
-    flip = flip[:m]
-    Fo = F.copy()
-    Fo[flip] = Fo[flip][:, ::-1]
-    return Fo, flip, lab
 
 
 def vertex_normals(V, F, area_weighted: bool = False):
