@@ -287,7 +287,8 @@ class InsideRule(IntEnum):
 def inside_mesh(points, V, F, *, weld_tol: float = 1e-6, return_details: bool = False):
     """Robust inside test for real meshes (multi-part, flipped or mixed winding, holes).
 
-    The mesh is welded (see `mesh_components`) and split into connected components.
+    The mesh is welded (see `mesh_components`) and split into connected components;
+    patches of mixed winding are made consistent (`core.mesh.consistent_winding`).
     A point is inside if ANY of these holds:
 
     1. |Σ_c s_c·w_c(p)| > 0.5 — the total winding number after orienting every
@@ -318,6 +319,7 @@ def inside_mesh(points, V, F, *, weld_tol: float = 1e-6, return_details: bool = 
     if len(F) == 0:
         return (np.zeros(n, bool), details) if return_details else np.zeros(n, bool)
     Vw, Fw, label, C = mesh_components(V, F, weld_tol)
+    Fw = mesh.consistent_winding(Vw, Fw)     # patches of mixed winding: one winding first (core.mesh)
     # Orientation of each component from its signed volume (about its own centroid).
     T0, T1, T2 = Vw[Fw[:, 0]], Vw[Fw[:, 1]], Vw[Fw[:, 2]]
     cen = np.zeros((C, 3))

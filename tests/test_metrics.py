@@ -142,12 +142,15 @@ def test_inside_mesh_cube_variants(variant):
     assert not M.inside_mesh(OUTSIDE_PTS, V, F).any()
 
 
-def test_mixed_winding_uses_parity_fallback():
+def test_mixed_winding_is_made_consistent_first():
+    """Every other face flipped: the winding is repaired, so the winding number itself
+    (not the parity fallback) finds the centre inside, and the outside stays outside."""
     V, F = cube()
     F = F.copy()
     F[::2] = F[::2, ::-1]
     ins, det = M.inside_mesh([[0, 0, 0]], V, F, return_details=True)
-    assert ins[0] and det["rule"][0] == 3 and det["parity_votes"][0] == M.N_LINES
+    assert ins[0] and det["rule"][0] == M.InsideRule.WINDING and abs(det["winding"][0]) == pytest.approx(1.0)
+    assert not M.inside_mesh(OUTSIDE_PTS, V, F).any()
 
 
 def test_inside_mesh_multi_part():
