@@ -475,7 +475,9 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
     learning rate is multiplied by `lr_decay` after `decay_patience` epochs without a
     better validation L1; folds use a constant rate. `l1_weight`: weight of the candidate
     L1 added to the cross entropy (cross entropy alone makes the network hedge; see
-    models/skin_default.md). Returns a report dict (also saved as MODEL.json).
+    models/skin_default.md). `trainable`: names of the parameters to train (None: all;
+    e.g. ("W2b", "b2b", "alpha") fine-tunes only the score head). Returns a report dict
+    (also saved as MODEL.json).
     """
     torch = _torch()
     started = time.perf_counter()
