@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -103,6 +103,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
 
     report(0.0, "Cleaning mesh")
     mesh = clean_mesh(vertices, faces)
+    turn = rig.facing_turn(mesh.vertices)        # a character facing +-X is rigged as if facing -Y
+    mesh = replace(mesh, vertices=mesh.vertices @ turn.T)
     V, F = resample(mesh.vertices, mesh.faces, opt["proxy_vertices"])
     timings["prepare"] = time.perf_counter() - t0
 
@@ -126,8 +128,9 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
     report(1.0, "Done")
     info = {"timings": timings, "contraction": cinfo, "proxy_vertices": len(V),
             "graph_nodes": len(nodes)}
-    return Skeleton(mesh.to_world(heads), parents, mesh.to_world(tails), names,
-                    rig.default_up(heads, tails), info)
+    up = rig.default_up(heads, tails)
+    return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
+                    up @ turn, info)
 
 
 def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):

@@ -90,6 +90,28 @@ def test_face_winding_does_not_change_the_rig(character, rig):
     np.testing.assert_allclose(again.joints, rig.joints, atol=1e-6 * np.ptp(V, axis=0).max())
 
 
+def test_a_character_facing_x_is_named_as_one_facing_y(character, rig):
+    """Upright and facing +X (its plane of symmetry y = 0), legs were named tails and arms
+    necks, without sides: it is now rigged as if facing -Y and turned back."""
+    V, F, _ = character
+    quarter = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])   # -Y -> +X, +X -> +Y
+    turned = extract_skeleton(V @ quarter.T, F)
+    kinds = lambda names: sorted({n.split("_")[0].rstrip("0123456789") + n[-2:] * n.endswith((".L", ".R"))  # noqa: E731
+                                  for n in names})
+    assert kinds(turned.names) == kinds(rig.names)      # root, spine, neck, legs and arms with sides
+    assert not any(n.startswith("tail") for n in turned.names)
+    assert abs(len(turned.names) - len(rig.names)) <= 2
+    left = [i for i, n in enumerate(turned.names) if n.startswith("arm") and n.endswith(".L")]
+    right = [i for i, n in enumerate(turned.names) if n.startswith("arm") and n.endswith(".R")]
+    assert left and right
+    scale = np.ptp(V, axis=0).max()
+    tol = 1e-4 * scale                                   # a shoulder joint may sit on the plane
+    assert (turned.joints[left, 1] > -tol).all() and (turned.joints[right, 1] < tol).all()   # its left is +Y
+    assert turned.joints[left, 1].mean() > 0.1 * scale
+    np.testing.assert_allclose(np.sort(turned.joints @ quarter, axis=0), np.sort(rig.joints, axis=0),
+                               atol=0.02 * scale)
+
+
 def test_mirror_names_on_a_symmetric_character(rig):
     left = {n[:-2] for n in rig.names if n.endswith(".L")}
     right = {n[:-2] for n in rig.names if n.endswith(".R")}

@@ -23,12 +23,12 @@ from .naming import bone_names
 from .parts import body_weights, join_parts, part_extents, solid_parts
 from .placement import center_in_sections, clearly_inside, push_inside
 from .refine import refine_nodes
-from .symmetry import MIRROR, is_mirror_symmetric, mirror_pairs, mirror_tree
+from .symmetry import MIRROR, facing_turn, is_mirror_symmetric, mirror_pairs, mirror_tree
 from .tree import choose_root, extend_leaves, orient, prune_spurs, spanning_tree, walk_to_junction
 
 __all__ = [
     "MIRROR", "adjacency", "body_weights", "bone_names", "center_in_sections", "choose_root",
-    "clearly_inside", "default_up", "edge_list", "extend_leaves", "is_mirror_symmetric",
+    "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing_turn", "is_mirror_symmetric",
     "join_parts", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
     "prune_spurs", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
     "single_bone", "solid_parts", "spanning_tree", "to_bones", "walk_to_junction",

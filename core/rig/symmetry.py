@@ -28,6 +28,22 @@ def is_mirror_symmetric(V, tolerance: float = SYMMETRY_TOLERANCE, sample: int = 
     return float(np.median(d)) < tolerance
 
 
+# Quarter turn about the vertical: y -> x. A character whose plane of symmetry is y = 0
+# (facing +-X) turned by it has its plane at x = 0, as the naming expects.
+QUARTER_TURN = np.array([[0.0, 1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+
+
+def facing_turn(V) -> np.ndarray:
+    """Rotation (3, 3) to apply to the normalised mesh V before rigging: the identity,
+    or a quarter turn about the vertical when V is mirror-symmetric in y = 0 and not in
+    x = 0 (a character facing +X or -X). Then left and right, arms and legs are found
+    as for a character facing -Y; +X-facing is assumed (its left is +Y), a -X-facing
+    one gets its sides swapped (front and back are not told apart yet)."""
+    if not is_mirror_symmetric(V) and is_mirror_symmetric(V @ QUARTER_TURN.T):
+        return QUARTER_TURN.copy()
+    return np.eye(3)
+
+
 def mirrored_counts(counts, polylines, tolerance):
     """Give a chain and its mirror image (x -> -x) the same bone count.
 
