@@ -63,11 +63,7 @@ def family_of(name: str) -> str:
             s = s.split("_")[0]
         return "quat_" + s
     if name.startswith("quatU_"):
-        s = name[6:]
-        for pat, fam in _QUATU_RULES:
-            if re.search(pat, s):
-                return "quatU_" + fam
-        return "quatU_" + s
+        return _by_rules("quatU_", name, _QUATU_RULES)
     if name.startswith("mpfb_"):
         s = name[5:]
         for rig in ("game_engine", "cmu_mb", "default", "mixamo"):
@@ -75,12 +71,15 @@ def family_of(name: str) -> str:
                 return "mpfb_" + rig          # game_engine_with_breast joins game_engine
         return "mpfb_" + s
     if name.startswith("zad_"):
-        s = name[4:]
-        for pat, fam in _ZAD_RULES:
-            if re.search(pat, s):
-                return "zad_" + fam
-        return "zad_" + s
+        return _by_rules("zad_", name, _ZAD_RULES)
     return name
+
+
+def _by_rules(prefix: str, name: str, rules) -> str:
+    """prefix + the family of the first (regex, family) rule matching the name after the
+    prefix, else prefix + that name."""
+    s = name[len(prefix):]
+    return prefix + next((fam for pat, fam in rules if re.search(pat, s)), s)
 
 
 def split_of(name: str) -> str:

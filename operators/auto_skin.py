@@ -82,11 +82,11 @@ def check_placement(mesh_set: MeshSet, joints, tails, armature_name: str) -> Non
     the origin while the character stands elsewhere, a wrong unit scale...)."""
     bones = np.vstack([joints, tails])
     lo, hi = bones.min(axis=0), bones.max(axis=0)
-    size = max(float(np.linalg.norm(np.ptp(mesh_set.vertices, axis=0))), float(np.linalg.norm(hi - lo)))
+    rig_size = float(np.linalg.norm(hi - lo))
+    size = max(float(np.linalg.norm(np.ptp(mesh_set.vertices, axis=0))), rig_size)
     margin = FAR_APART * size
     finite = mesh_set.vertices[np.isfinite(mesh_set.vertices).all(axis=1)]
     mesh_size = float(np.linalg.norm(np.ptp(finite, axis=0))) if len(finite) else 0.0
-    rig_size = float(np.linalg.norm(hi - lo))
     if len(joints) >= 3 and mesh_size > 0 and rig_size < TOO_SMALL * mesh_size:
         raise BonesmithError(
             f"The armature '{armature_name}' is {mesh_size / max(rig_size, 1e-30):.0f}x smaller than the "

@@ -396,34 +396,36 @@ def test_only_armature_selected(bridge, humanoid_skeleton, make_mesh, humanoid, 
     assert full_state(scene_state) == before
 
 
-def test_mesh_and_armature_far_apart(bridge, humanoid_skeleton, make_mesh, humanoid, scene_state):
+def refused_unchanged(obj, armature, scene_state, match) -> str:
+    """Auto Skin on obj + armature fails with `match` and leaves the scene as it was;
+    returns the message."""
     import bpy
-    obj = make_mesh("body", *humanoid)
-    armature = hand_armature(bridge, humanoid_skeleton, obj, location=(25.0, 0.0, 0.0))
     select([obj, armature], armature)
     before = full_state(scene_state)
-    with pytest.raises(RuntimeError, match="far away from the bones") as error:
+    with pytest.raises(RuntimeError, match=match) as error:
         bpy.ops.bonesmith.auto_skin()
-    assert "'body'" in str(error.value)
     assert full_state(scene_state) == before
+    return str(error.value)
+
+
+def test_mesh_and_armature_far_apart(bridge, humanoid_skeleton, make_mesh, humanoid, scene_state):
+    obj = make_mesh("body", *humanoid)
+    armature = hand_armature(bridge, humanoid_skeleton, obj, location=(25.0, 0.0, 0.0))
+    message = refused_unchanged(obj, armature, scene_state, "far away from the bones")
+    assert "'body'" in message
 
 
 def test_armature_in_another_unit_is_refused(bridge, humanoid_skeleton, make_mesh, humanoid, scene_state):
     """A centimetre-sized armature standing at the feet of a metre-sized mesh (a unit
     mix-up) used to be skinned without a word: the whole body went to the bones nearest
     the feet."""
-    import bpy
     vertices, faces = humanoid
     obj = make_mesh("body", vertices, faces)
     feet = vertices[np.argmin(vertices[:, 2])]
     armature = hand_armature(bridge, humanoid_skeleton, obj, scale=(0.01, 0.01, 0.01),
                              location=tuple(feet))
-    select([obj, armature], armature)
-    before = full_state(scene_state)
-    with pytest.raises(RuntimeError, match="smaller than the mesh") as error:
-        bpy.ops.bonesmith.auto_skin()
-    assert "apply the objects' scale" in str(error.value)
-    assert full_state(scene_state) == before
+    message = refused_unchanged(obj, armature, scene_state, "smaller than the mesh")
+    assert "apply the objects' scale" in message
 
 
 def test_mesh_and_armature_apart_but_transformed_onto_each_other(bridge, humanoid_skeleton, make_mesh, humanoid):

@@ -300,8 +300,9 @@ def _holdout(run: _Runner, train_p, val_p, start_params, resume_state, epochs, p
     stopped_early); epoch 0 is the start model."""
     s = run.s
     net, opt = run.network(start_params)
-    start_l1 = float(np.mean([v[1] for v in run.scores(start_params, val_p)])) if val_p else math.inf
-    history, best = [], {"l1": start_l1, "epoch": 0, "params": start_params}
+    start_l1 = [l1 for _, l1 in run.scores(start_params, val_p)]
+    history, best = [], {"l1": float(np.mean(start_l1)) if val_p else math.inf, "epoch": 0,
+                         "params": start_params}
     first, bad, since_decay = 1, 0, 0
     if resume_state is not None:
         net.load_state_dict(resume_state["net"])
@@ -322,7 +323,7 @@ def _holdout(run: _Runner, train_p, val_p, start_params, resume_state, epochs, p
         val_loss = float(np.mean([v[0] for v in val])) if val else float("nan")
         val_l1 = float(np.mean([v[1] for v in val])) if val else float("nan")
         metric = val_l1 if val else loss
-        if metric < best["l1"] - IMPROVEMENT * (1 if val else 0):
+        if metric < best["l1"] - (IMPROVEMENT if val else 0.0):
             best, bad, since_decay = {"l1": metric, "epoch": epoch, "params": params}, 0, 0
         else:
             bad += 1
@@ -342,8 +343,7 @@ def _holdout(run: _Runner, train_p, val_p, start_params, resume_state, epochs, p
     else:
         stopped_early = bool(val_p) and bad >= patience
     if val_p and best["epoch"] > 0:
-        start_l1 = [v[1] for v in run.scores(start_params, val_p)]
-        best_l1 = [v[1] for v in run.scores(best["params"], val_p)]
+        best_l1 = [l1 for _, l1 in run.scores(best["params"], val_p)]
         if not clear_gain(np.subtract(start_l1, best_l1)):
             best = {"l1": float(np.mean(start_l1)), "epoch": 0, "params": start_params}
     return best["params"], int(best["epoch"]), history, stopped_early
@@ -388,38 +388,39 @@ def fold_groups(preps, n_folds: int, seed: int) -> list:
 
 def _folds(run: _Runner, preps, start_params, resume_state, epochs, n_folds):
     """Cross-validation over epoch counts, then the chosen count trained on everything.
-    Returns (params, best epoch, history, curves {name: L1 per epoch 0..epochs})."""
+    Returns (params, best epoch, history, curves, mean curve): curves[i] is character i's
+    held-out L1 after epochs 0..epochs of the fold that left it out."""
     s = run.s
     fold = fold_groups(preps, n_folds, s["seed"])
-    number = {id(p): str(i) for i, p in enumerate(preps)}     # curves are keyed by position
-    phase, first, curves, history = 0, 1, {}, []
+    phase, first, curves, history = 0, 1, [None] * len(preps), []
     if resume_state is not None:
         phase, first = int(resume_state["phase"]), int(resume_state["epoch"]) + 1
         curves, history = json.loads(resume_state["curves"]), json.loads(resume_state["history"])
     total = n_folds * epochs + epochs
     for f in range(phase, n_folds):
         train_p = [p for p, k in zip(preps, fold) if k != f]
-        val_p = [p for p, k in zip(preps, fold) if k == f]
+        held = [i for i, k in enumerate(fold) if k == f]
+        val_p = [preps[i] for i in held]
         net, opt = run.network(start_params)
         if resume_state is not None and f == phase:
             net.load_state_dict(resume_state["net"])
             opt.load_state_dict(resume_state["opt"])
         else:
             first = 1
-            for p, (_, l1) in zip(val_p, run.scores(start_params, val_p)):
-                curves[number[id(p)]] = [l1]
+            for i, (_, l1) in zip(held, run.scores(start_params, val_p)):
+                curves[i] = [l1]
         for epoch in range(first, epochs + 1):
             loss = run.epoch(net, opt, train_p, [s["seed"], f, epoch],
                              {"epoch": f * epochs + epoch, "epochs": total})
-            for p, (_, l1) in zip(val_p, run.scores(net.numpy_params(), val_p)):
-                curves[number[id(p)]].append(l1)
+            for i, (_, l1) in zip(held, run.scores(net.numpy_params(), val_p)):
+                curves[i].append(l1)
             run.save(phase=f, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
                      curves=json.dumps(curves), history=json.dumps(history))
-            fold_l1 = float(np.mean([curves[number[id(p)]][-1] for p in val_p]))
             run.notify({"stage": "epoch", "epoch": f * epochs + epoch, "epochs": total, "train_loss": loss,
-                        "val_loss": float("nan"), "val_l1": fold_l1, "phase": f"fold {f + 1}/{n_folds}"})
+                        "val_loss": float("nan"), "val_l1": float(np.mean([curves[i][-1] for i in held])),
+                        "phase": f"fold {f + 1}/{n_folds}"})
         resume_state = None
-    table = np.array([curves[number[id(p)]] for p in preps])
+    table = np.array(curves)
     mean_curve = table.mean(axis=0)
     best = int(np.argmin(mean_curve))
     if not clear_gain(table[:, 0] - table[:, best]):
@@ -535,8 +536,8 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
                     hidden=model.config["hidden"], embed=model.config["embed"],
                     hidden2=model.config["hidden2"], weight_decay=weight_decay, n_features=n_features,
                     trainable=sorted(trainable) if trainable else None,
-                    init=hashlib.sha256(json.dumps({k: v.tolist() for k, v in start_params.items()},
-                                                   sort_keys=True).encode()).hexdigest()[:12])
+                    init=hashlib.sha256(b"".join(start_params[k].tobytes() for k in sorted(start_params)))
+                    .hexdigest()[:12])
     fingerprint = _fingerprint([[p["name"] for p in train_p], [p["name"] for p in val_p]], settings)
 
     if device is None:
@@ -550,7 +551,7 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
     if threads and dev.type == "cpu":
         torch.set_num_threads(int(threads))
     torch.use_deterministic_algorithms(True, warn_only=True)
-    curves, mean_curve, stopped_early = {}, None, False
+    curves, mean_curve, stopped_early = [], None, False
     try:
         if mode == "holdout":
             params, best_epoch, history, stopped_early = _holdout(
@@ -574,7 +575,7 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
     if mode == "holdout":
         rows = _rows(model, val_p, start_copy)
     else:
-        rows = _rows(model, train_p, start_copy, [curves[str(i)][best_epoch] for i in range(len(train_p))])
+        rows = _rows(model, train_p, start_copy, [c[best_epoch] for c in curves])
     mean = lambda key: float(np.mean([r[key] for r in rows])) if rows else None  # noqa: E731
     report = {
         "out": str(out_path), "date": date.today().isoformat(), "device": str(dev),
