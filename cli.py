@@ -174,7 +174,8 @@ def cmd_skeleton(args) -> int:
     files.strip_rigs(meshes)
     skeleton, armature, seconds, n_vertices = _rig(meshes, args.detail)
     _write_all(args.out, skeleton, armature, meshes)
-    print(f"{args.input.name}: {n_vertices} vertices -> {len(skeleton)} joints in {seconds:.2f} s")
+    print(f"{args.input.name}: {n_vertices} vertices -> {len(skeleton)} joints ({skeleton.facing_text}) "
+          f"in {seconds:.2f} s")
     _print_written(args.out)
     return 0
 

@@ -12,7 +12,7 @@ reported, never stops the run). Verdicts:
 - wrong: a result that fails a check (the check is named);
 - crash: another exception, a dead worker, or no answer within --timeout.
 Checks on a result: the skeleton has the plain sample's limbs (legs and arms named as
-such, with .L/.R sides) and a joint count within 25 % of the plain sample's; the weights
+such, with .L/.R sides), faces the way the case turned the sample, and a joint count within 25 % of the plain sample's; the weights
 are finite, every row sums to 1, and their L1 to the artist's is within 1.5x the plain
 sample's. Output: the table on stdout and bench/results/robustness.md. Blender-level
 cases (files, scenes, operators) are in the test suite (tests/test_cli*.py,
@@ -33,6 +33,7 @@ from common import RESULTS, Worker, markdown_table  # noqa: E402
 SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "quat_Male_Casual.npz"
 JOINT_SPREAD = 0.25      # joint count within this share of the plain sample's
 L1_FACTOR = 1.5          # weights' L1 within this factor of the plain sample's
+FLAP = 0.02             # non-manifold flaps stick out this share of the size per axis (debris)
 
 
 def _sample():
@@ -42,9 +43,23 @@ def _sample():
 
 def _rotation(axis: str, degrees: float) -> np.ndarray:
     a = np.radians(degrees)
-    c, s = np.cos(a), np.sin(a)
+    c, s = np.round(np.cos(a), 12), np.round(np.sin(a), 12)
     return {"x": np.array([[1, 0, 0], [0, c, -s], [0, s, c]]),
+            "y": np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]]),
             "z": np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])}[axis]
+
+
+# The sample (upright, facing -Y) turned: which way it then faces is checked.
+TURNED = {"facing +X": ("z", 90), "facing -X": ("z", -90), "facing +Y": ("z", 180),
+          "lying on its back": ("x", -90), "lying on its front": ("x", 90),
+          "lying on its side": ("y", 90)}
+
+
+def expected_facing(name: str) -> dict:
+    """{'front': '+X', 'up': '+Z'}: the sample's front (-Y) and up (+Z) after the case's turn."""
+    from bonesmith.core.rig.orientation import axis_name
+    R = _rotation(*TURNED.get(name, ("z", 0)))
+    return {"front": axis_name(R @ [0, -1, 0]), "up": axis_name(R @ [0, 0, 1])}
 
 
 def _fan_split(V, F, count, seed=0):
@@ -80,8 +95,8 @@ def case_input(name: str):
         F = F.copy()
         flip = np.random.default_rng(0).random(len(F)) < 0.5
         F[flip] = F[flip][:, ::-1]
-    elif name in ("facing +X", "lying on its back"):
-        R = _rotation("z", 90) if name == "facing +X" else _rotation("x", -90)
+    elif name in TURNED:
+        R = _rotation(*TURNED[name])
         V, J, T = V @ R.T, J @ R.T, T @ R.T
     elif name == "every face on its own vertices":
         V, F, W = V[F.reshape(-1)], np.arange(F.size).reshape(-1, 3), W[F.reshape(-1)]
@@ -89,11 +104,16 @@ def case_input(name: str):
         V = np.vstack([V, V[:50] + 0.01])
         W = np.vstack([W, W[:50]])
     elif name == "non-manifold flaps":
-        tips = V[F[:40, 0]] + 0.05 * np.ptp(V, axis=0).max()
+        tips = V[F[:40, 0]] + FLAP * np.ptp(V, axis=0).max()
         F = np.vstack([F, np.column_stack([F[:40, 0], F[:40, 1], len(V) + np.arange(40)])])
         V = np.vstack([V, tips])
         W = np.vstack([W, W[F[:40, 0]]])
-    elif name == "a second part far away":
+    elif name == "a small prop far away":
+        prop = (V - V.mean(axis=0)) * 0.1 + V.mean(axis=0) + [np.ptp(V, axis=0).max(), 0.0, 0.0]
+        V = np.vstack([V, prop])
+        F = np.vstack([F, F + len(d["verts"])])
+        W = np.vstack([W, np.full_like(W, np.nan)])
+    elif name == "a second character far away":
         V = np.vstack([V, V + [0.0, 5.0 * np.ptp(V, axis=0).max(), 0.0]])
         F = np.vstack([F, F + len(d["verts"])])
         W = None
@@ -110,8 +130,8 @@ def case_input(name: str):
 
 
 CASES = ("plain", "empty", "nan vertex", "tiny (1e-4)", "huge (1e4)", "half the faces flipped",
-         "facing +X", "lying on its back", "every face on its own vertices", "loose vertices",
-         "non-manifold flaps", "a second part far away", "T-junctions (300 split faces)",
+         *TURNED, "every face on its own vertices", "loose vertices",
+         "non-manifold flaps", "a small prop far away", "a second character far away", "T-junctions (300 split faces)",
          "subdivided once (midpoints)")
 
 
@@ -126,7 +146,8 @@ def run_case(name: str) -> dict:
     t0 = time.perf_counter()
     try:
         sk = extract_skeleton(V, F)
-        out["skeleton"] = {"joints": len(sk.joints), "names": list(sk.names)}
+        out["skeleton"] = {"joints": len(sk.joints), "names": list(sk.names),
+                           "facing": {k: sk.info[k] for k in ("front", "up")}}
     except BonesmithError as error:
         out["skeleton_error"] = str(error)
     t1 = time.perf_counter()
@@ -157,6 +178,8 @@ def verdicts(name: str, res: dict, ref: dict):
         for limb in ("leg", "arm"):
             if not any(n.startswith(limb) and n.endswith((".L", ".R")) for n in names):
                 problems.append(f"no {limb} with a side")
+        if s["facing"] != expected_facing(name):
+            problems.append("facing {front}, up {up}".format(**s["facing"]))
         n0 = ref["skeleton"]["joints"]
         if abs(s["joints"] - n0) > JOINT_SPREAD * n0:
             problems.append(f"{s['joints']} joints (plain {n0})")

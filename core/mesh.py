@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 __all__ = ["triangle_edges", "unique_edges", "edge_components", "vertex_components",
-           "weld_positions", "bbox_diagonal", "subdivide_midpoint"]
+           "weld_positions", "bbox_diagonal", "subdivide_midpoint", "close_t_junctions"]
 
 
 def triangle_edges(F) -> np.ndarray:
@@ -130,6 +130,68 @@ def bbox_diagonal(V, default: float = 0.0) -> float:
     if V.size == 0:
         return float(default)
     return float(np.linalg.norm(V.max(axis=0) - V.min(axis=0))) or float(default)
+
+
+def boundary_half_edges(F) -> np.ndarray:
+    """Rows of triangle_edges(F) whose undirected edge no other face uses (open boundary)."""
+    he = triangle_edges(F).astype(np.int64, copy=False)
+    nv = int(F.max()) + 1 if len(F) else 1
+    key = np.minimum(he[:, 0], he[:, 1]) * nv + np.maximum(he[:, 0], he[:, 1])
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return np.flatnonzero(counts[inverse.reshape(-1)] == 1)
+
+
+def close_t_junctions(V, F, tolerance: float, passes: int = 8):
+    """Triangles split where a vertex lies on an open edge of another triangle.
+
+    A T-junction (a vertex in the middle of a neighbour's edge, left by exporters and by
+    modellers' edge splits) leaves a crack: the mesh is open along it and steps that
+    follow the surface (contraction, heat, geodesics) treat the two sides as apart.
+    Each pass splits every face with an open edge that has an open-boundary vertex within
+    `tolerance` of it (strictly between its ends; the one nearest the middle first) in
+    two, so the crack closes once each vertex is in the edge; several vertices on one
+    edge take several passes. A mesh without open edges comes back unchanged.
+
+    V : (n, 3) float; F : (m, 3) int; tolerance in V's units.
+    Returns the new faces (V is not changed: only existing vertices are used).
+    """
+    from scipy.spatial import cKDTree
+    F = np.asarray(F, dtype=np.int64)
+    for _ in range(passes):
+        m = len(F)
+        open_he = boundary_half_edges(F)
+        if not len(open_he):
+            break
+        he = triangle_edges(F)[open_he]
+        rim = np.unique(he)
+        A, B = V[he[:, 0]], V[he[:, 1]]
+        half = np.linalg.norm(B - A, axis=1) / 2
+        near = cKDTree(V[rim]).query_ball_point((A + B) / 2, half + tolerance)
+        split = {}
+        for i, found in enumerate(near):
+            f = int(open_he[i] % m)
+            if f in split or len(found) < 3:
+                continue
+            v = rim[found]
+            v = v[~np.isin(v, F[f])]
+            if not len(v):
+                continue
+            d = B[i] - A[i]
+            t = (V[v] - A[i]) @ d / max(float(d @ d), 1e-300)
+            gap = np.linalg.norm(V[v] - (A[i] + t[:, None] * d), axis=1)
+            ok = (gap <= tolerance) & (t > 1e-6) & (t < 1 - 1e-6)
+            if ok.any():
+                split[f] = (int(open_he[i] // m), int(v[ok][np.abs(t[ok] - 0.5).argmin()]))
+        if not split:
+            break
+        F = F.copy()
+        extra = []
+        for f, (k, v) in split.items():
+            a, b, c = F[f, k], F[f, (k + 1) % 3], F[f, (k + 2) % 3]
+            F[f] = (a, v, c)
+            extra.append((v, b, c))
+        F = np.vstack([F, np.array(extra, dtype=np.int64)])
+    return F
 
 
 def subdivide_midpoint(V, F):

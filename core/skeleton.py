@@ -18,7 +18,7 @@ import numpy as np
 from . import centering, rig
 from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
-from .meshprep import clean_mesh, resample
+from .meshprep import body_faces, check_one_character, clean_mesh, resample
 from .metrics import inside_mesh
 
 
@@ -43,6 +43,14 @@ class Skeleton:
 
     def __len__(self):
         return len(self.joints)
+
+    @property
+    def facing_text(self) -> str:
+        """'facing -Y, up +Z': which axes the rig took as the character's front and up
+        (orientation.upright_turn); empty for a skeleton made elsewhere."""
+        if "front" not in self.info:
+            return ""
+        return f"facing {self.info['front']}, up {self.info['up']}"
 
     def to_dict(self) -> dict:
         return {
@@ -88,7 +96,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
     progress: optional callable(fraction: float, message: str); it may raise
     errors.Cancelled to stop the job.
     options: override DEFAULTS, or contraction options (wl0, max_iterations...).
-    Raises InvalidMeshError on input that cannot be rigged.
+    Raises InvalidMeshError on input that cannot be rigged (also a mesh holding several
+    characters far apart: meshprep.check_one_character).
     """
     unknown = set(options) - set(DEFAULTS) - {"wl0", "wl_scale", "max_iterations", "area_ratio"}
     if unknown:
@@ -103,7 +112,11 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
 
     report(0.0, "Cleaning mesh")
     mesh = clean_mesh(vertices, faces)
-    turn = rig.facing_turn(mesh.vertices)        # a character facing +-X is rigged as if facing -Y
+    check_one_character(mesh.vertices, mesh.faces)
+    body = body_faces(mesh.vertices, mesh.faces)
+    if not body.all():                           # far props get no bones nor stretch the frame
+        mesh = clean_mesh(mesh.to_world(mesh.vertices), mesh.faces[body])
+    turn = rig.symmetry_turn(mesh.vertices)      # its plane of symmetry to x = 0 (facing +-X, lying on a side)
     mesh = replace(mesh, vertices=mesh.vertices @ turn.T)
     V, F = resample(mesh.vertices, mesh.faces, opt["proxy_vertices"])
     timings["prepare"] = time.perf_counter() - t0
@@ -122,12 +135,15 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
     pos, par, socket = _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail)
     heads, tails, parents = rig.to_bones(pos, par, socket)
     tails = rig.shorten_end_bones(heads, tails, parents)
+    upright = rig.upright_turn(heads, tails, parents, SIDE_TOLERANCE,    # lying, facing +Y: up +Z, front -Y
+                               on_its_side=rig.is_side_turn(turn))
+    heads, tails, turn = heads @ upright.T, tails @ upright.T, upright @ turn
     names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
     timings["rig"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     report(1.0, "Done")
     info = {"timings": timings, "contraction": cinfo, "proxy_vertices": len(V),
-            "graph_nodes": len(nodes)}
+            "graph_nodes": len(nodes), "far_faces_left_out": int((~body).sum()), **rig.facing(turn)}
     up = rig.default_up(heads, tails)
     return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
                     up @ turn, info)

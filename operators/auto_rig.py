@@ -78,7 +78,7 @@ class BONESMITH_OT_auto_rig(BonesmithOperator, bpy.types.Operator):
 
     def apply(self, context, inp, result):
         armature = apply(context, inp, *result)   # the module's apply()
-        text = (f"Auto Rig: {len(armature.data.bones)} bones in '{armature.name}', "
+        text = (f"Auto Rig: {len(armature.data.bones)} bones in '{armature.name}', {result[0].facing_text}, "
                 f"{inp.n_vertices} vertices weighted ({self.seconds:.1f} s)")
         self.report_done(text, inp.warning)
         return {'FINISHED'}

@@ -91,5 +91,5 @@ class BONESMITH_OT_auto_skeleton(BonesmithOperator, bpy.types.Operator):
     def apply(self, context, rig_input, skeleton):
         armature = build(context, rig_input, skeleton)
         self.report({'INFO'}, f"Auto Skeleton: {len(armature.data.bones)} bones "
-                              f"in '{armature.name}' ({self.seconds:.1f} s)")
+                              f"in '{armature.name}', {skeleton.facing_text} ({self.seconds:.1f} s)")
         return {'FINISHED'}

@@ -253,3 +253,21 @@ def test_modal_reports_mesh_deleted_meanwhile(ext_module, make_mesh, humanoid):
     assert result == {'CANCELLED'}
     assert op.reports and "removed or renamed" in op.reports[-1][1]
     assert not bpy.data.armatures
+
+
+def test_a_character_lying_on_its_back_gets_limbs_with_sides_and_the_report_says_so(ext_module, make_mesh, sample):
+    """Imported lying down (an unapplied rotation of -90 degrees about X: up +Y, front +Z),
+    legs were named arms and nothing had a side. The operator now finds up and front from
+    the limbs and says in its report which way it took the character to face."""
+    import time
+    import bpy
+    obj = make_mesh("lying", *sample, rotation=(-np.pi / 2, 0.0, 0.0))
+    cls, op = _modal_operator(ext_module)
+    deadline = time.monotonic() + 300
+    while (result := cls.modal(op, bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert result == {'FINISHED'}, op.reports
+    assert any("facing +Z, up +Y" in message for _, message in op.reports), op.reports
+    names = {b.name for b in obj.parent.data.bones}
+    assert {"leg_01.L", "leg_01.R", "arm_01.L", "arm_01.R"} <= names

@@ -31,7 +31,7 @@ def test_skeleton_obj_to_json_and_fbx(cli_with_bpy, core, humanoid, write_obj, t
     assert result.returncode == 0, result.stderr
 
     skeleton = core.Skeleton.load_json(out_json)
-    assert f"body.obj: {len(vertices)} vertices -> {len(skeleton)} joints in" in result.stdout
+    assert f"body.obj: {len(vertices)} vertices -> {len(skeleton)} joints (facing -Y, up +Z) in" in result.stdout
     assert len(skeleton) > 1 and is_one_tree(skeleton.parents)
     # world units and frame: the joints lie in the body's box (the OBJ axes were converted)
     lo, hi = vertices.min(0), vertices.max(0)

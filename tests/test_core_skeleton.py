@@ -244,3 +244,39 @@ def test_json_round_trip(tmp_path, rig):
     again = Skeleton.load_json(path)
     assert again.names == rig.names
     assert np.allclose(again.joints, rig.joints) and np.array_equal(again.parents, rig.parents)
+
+
+def test_t_junction_cracks_do_not_grow_chains(character, rig):
+    """300 faces split at an edge midpoint with the neighbour left whole (a T-junction,
+    as exporters and edge splits leave them): the cracks gave 83 joints instead of 38.
+    They are closed before contraction: the same rig."""
+    V, F, _ = character
+    V, F = [list(V), [tuple(f) for f in F]]
+    extra = []
+    for i in np.random.default_rng(0).choice(len(F), 300, replace=False):
+        a, b, c = F[i]
+        V.append((np.asarray(V[a]) + np.asarray(V[b])) / 2)
+        F[i] = (a, len(V) - 1, c)
+        extra.append((len(V) - 1, b, c))
+    cracked = extract_skeleton(np.array(V), np.array(F + extra))
+    assert abs(len(cracked.names) - len(rig.names)) <= 2
+    assert {n for n in cracked.names if n.startswith(("leg", "arm"))} >= {"leg_01.L", "leg_01.R", "arm_01.L", "arm_01.R"}
+
+
+def test_a_small_prop_far_away_gets_no_bones_and_does_not_shrink_the_rig(character, rig):
+    """A copy at a tenth of the size, one character-size away (a prop in the same mesh):
+    it stretched the normalised frame and the rig fell from 38 to 21 joints."""
+    V, F, _ = character
+    size = np.ptp(V, axis=0).max()
+    prop = (V - V.mean(axis=0)) * 0.1 + V.mean(axis=0) + [size, 0.0, 0.0]
+    sk = extract_skeleton(np.vstack([V, prop]), np.vstack([F, F + len(V)]))
+    assert 0.95 * len(F) < sk.info["far_faces_left_out"] <= len(F)      # the prop's (cleaned) faces
+    assert abs(len(sk.names) - len(rig.names)) <= 2
+    assert sk.joints[:, 0].max() < V[:, 0].max()             # no bone in the prop
+
+
+def test_two_characters_in_one_mesh_are_refused(character):
+    V, F, _ = character
+    twin = V + [0.0, 5.0 * np.ptp(V, axis=0).max(), 0.0]
+    with pytest.raises(InvalidMeshError, match="2 separate characters.*rig each"):
+        extract_skeleton(np.vstack([V, twin]), np.vstack([F, F + len(V)]))

@@ -127,3 +127,31 @@ def test_consistent_winding_repairs_a_half_flipped_mesh_and_keeps_a_consistent_o
     out = mesh.consistent_winding(V2, two)
     np.testing.assert_array_equal(out[12:], two[12:])                   # the consistent one is kept
     assert signed_volume(V2, out[:12]) == pytest.approx(1.0)
+
+
+
+def test_close_t_junctions_splits_the_face_across_a_crack():
+    """One face of a closed cube split at an edge midpoint, its neighbour not: the mesh
+    is open along that edge (a crack) until the neighbour is split too."""
+    V, F = _cube()
+    a, b, c = F[0]
+    V = np.vstack([V, (V[a] + V[b]) / 2])
+    m = len(V) - 1
+    cracked = np.vstack([F[1:], [[a, m, c], [m, b, c]]])
+    assert len(mesh.boundary_half_edges(cracked)) == 3
+    closed = mesh.close_t_junctions(V, cracked, 1e-9)
+    assert len(mesh.boundary_half_edges(closed)) == 0
+    assert len(closed) == len(cracked) + 1
+    area = lambda F: 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1).sum()  # noqa: E731
+    assert area(closed) == pytest.approx(6.0)
+    assert mesh.consistent_winding(V, closed).tolist() == closed.tolist()    # orientation kept
+    np.testing.assert_array_equal(mesh.close_t_junctions(V, F, 1e-9), F)     # closed: unchanged
+
+
+def test_close_t_junctions_leaves_a_vertex_off_the_edge():
+    V, F = _cube()
+    a, b, c = F[0]
+    V = np.vstack([V, (V[a] + V[b]) / 2 + np.cross(V[b] - V[a], V[c] - V[a]) * 0.01])   # off the edge
+    m = len(V) - 1
+    cracked = np.vstack([F[1:], [[a, m, c], [m, b, c]]])
+    np.testing.assert_array_equal(mesh.close_t_junctions(V, cracked, 1e-4), cracked)

@@ -12,6 +12,7 @@ symmetry    mirror_tree, mirror_pairs: a symmetric character gets a symmetric ri
 placement   center_in_sections, push_inside: joints centred and inside the surface.
 bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
 naming      bone_names: readable, mirror-friendly names.
+orientation upright_turn: up and front found from the limbs (lying, facing +Y ...).
 graph       adjacency sets, edge lists, connected components (shared helpers).
 Every length here is in the normalised frame (longest bounding-box side = 1).
 core/skeleton.py runs them in this order (mirror_pairs last, with the placement).
@@ -23,13 +24,15 @@ from .naming import bone_names
 from .parts import body_weights, join_parts, part_extents, solid_parts
 from .placement import center_in_sections, clearly_inside, push_inside
 from .refine import refine_nodes
-from .symmetry import MIRROR, facing_turn, is_mirror_symmetric, mirror_pairs, mirror_tree
+from .orientation import facing, upright_turn
+from .symmetry import MIRROR, is_mirror_symmetric, is_side_turn, mirror_pairs, mirror_tree, symmetry_turn
 from .tree import choose_root, extend_leaves, orient, prune_spurs, spanning_tree, walk_to_junction
 
 __all__ = [
     "MIRROR", "adjacency", "body_weights", "bone_names", "center_in_sections", "choose_root",
-    "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing_turn", "is_mirror_symmetric",
+    "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "is_mirror_symmetric", "is_side_turn",
     "join_parts", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
     "prune_spurs", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
-    "single_bone", "solid_parts", "spanning_tree", "to_bones", "walk_to_junction",
+    "single_bone", "solid_parts", "spanning_tree", "symmetry_turn", "to_bones", "upright_turn",
+    "walk_to_junction",
 ]

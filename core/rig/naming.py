@@ -41,16 +41,12 @@ def bone_names(heads, tails, parents, side_tolerance: float):
     list of K unique str
     """
     K = len(heads)
-    children = defaultdict(list)
-    for b in range(K):
-        children[parents[b]].append(b)
     names = [None] * K
-    roots = children[-1]
-    names[roots[0]] = "root"
+    names[int(np.flatnonzero(np.asarray(parents) < 0)[0])] = "root"
     key = _chain_order(heads, parents)
     groups = defaultdict(list)
-    for chain in _bone_chains(children, parents, roots):
-        groups[_chain_label(heads, tails, parents, roots, chain, side_tolerance)].append(chain)
+    for chain, label in labelled_chains(heads, tails, parents, side_tolerance):
+        groups[label].append(chain)
     for (label, side), group in groups.items():
         if side != ".R":
             for g, chain in enumerate(sorted(group, key=key)):
@@ -62,6 +58,17 @@ def bone_names(heads, tails, parents, side_tolerance: float):
         if names[b] is None:
             names[b] = f"bone_{b:02d}"
     return _unique(names)
+
+
+def labelled_chains(heads, tails, parents, side_tolerance: float):
+    """Every chain (a run of single-child bones, as a list of bone indices) with its
+    (label, side suffix) as bone_names gives it: [(chain, ("leg", ".L")), ...]."""
+    children = defaultdict(list)
+    for b in range(len(parents)):
+        children[parents[b]].append(b)
+    roots = children[-1]
+    return [(chain, _chain_label(heads, tails, parents, roots, chain, side_tolerance))
+            for chain in _bone_chains(children, parents, roots)]
 
 
 def _bone_chains(children, parents, roots):

@@ -28,19 +28,28 @@ def is_mirror_symmetric(V, tolerance: float = SYMMETRY_TOLERANCE, sample: int = 
     return float(np.median(d)) < tolerance
 
 
-# Quarter turn about the vertical: y -> x. A character whose plane of symmetry is y = 0
-# (facing +-X) turned by it has its plane at x = 0, as the naming expects.
+# Quarter turns that bring another plane of symmetry to x = 0, as the naming expects:
+# about the vertical, y -> x (upright, facing +-X); about y, z -> x (lying on its side).
 QUARTER_TURN = np.array([[0.0, 1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+SIDE_TURN = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]])
 
 
-def facing_turn(V) -> np.ndarray:
-    """Rotation (3, 3) to apply to the normalised mesh V before rigging: the identity,
-    or a quarter turn about the vertical when V is mirror-symmetric in y = 0 and not in
-    x = 0 (a character facing +X or -X). Then left and right, arms and legs are found
-    as for a character facing -Y; +X-facing is assumed (its left is +Y), a -X-facing
-    one gets its sides swapped (front and back are not told apart yet)."""
-    if not is_mirror_symmetric(V) and is_mirror_symmetric(V @ QUARTER_TURN.T):
-        return QUARTER_TURN.copy()
+def is_side_turn(turn) -> bool:
+    """Is `turn` (from symmetry_turn) the one for a character lying on its side?"""
+    return bool(np.array_equal(turn, SIDE_TURN))
+
+
+def symmetry_turn(V) -> np.ndarray:
+    """Rotation (3, 3) to apply to the normalised mesh V before rigging so that its plane
+    of symmetry is x = 0: the identity when V is symmetric in x = 0 (or in no plane),
+    QUARTER_TURN when it is in y = 0 (facing +X or -X), SIDE_TURN when it is in z = 0.
+    Which way is up and which way is front within that plane is `orientation.upright`'s
+    business, once the rig's limbs are known."""
+    if is_mirror_symmetric(V):
+        return np.eye(3)
+    for turn in (QUARTER_TURN, SIDE_TURN):
+        if is_mirror_symmetric(V @ turn.T):
+            return turn.copy()
     return np.eye(3)
 
 

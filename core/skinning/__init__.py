@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import InvalidArmatureError, InvalidMeshError
 from .features import FeatureSet, compute_features, vertex_features
 from .heat import HeatOptions, bone_heat
-from .prep import prepare_bones, prepare_mesh
+from .prep import prepare
 from .weights import prune, scatter
 
 __all__ = ["predict_weights", "weights_from_features", "vertex_features", "FeatureSet", "HeatOptions",
@@ -74,8 +74,7 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
     """
     if int(max_influences) < 1:
         raise ValueError("max_influences must be at least 1")
-    mesh = prepare_mesh(vertices, faces)
-    bones = prepare_bones(mesh, joints, parents, tails)
+    mesh, bones = prepare(vertices, faces, joints, parents, tails)
     net = _resolve_model(model)
     info = {}
     if net is None:

@@ -49,7 +49,7 @@ import numpy as np
 from ..mesh import unique_edges
 from .geodesic import bone_geodesics
 from .heat import HeatOptions, HeatResult, bone_heat
-from .prep import Bones, SkinMesh, prepare_bones, prepare_mesh
+from .prep import Bones, SkinMesh, prepare
 
 K = 5                      # candidate bones per vertex (docs/auto_skin.md#candidates)
 VERTEX_DIM = 26
@@ -230,6 +230,5 @@ def vertex_features(vertices, faces, joints, parents, tails=None, *,
     back to the caller's vertices (`fs.to_input(rows)`), `gather(W)` / `candidate_targets(W)`
     to bring the caller's (V,J) artist weights onto the welded mesh for training.
     """
-    mesh = prepare_mesh(vertices, faces)
-    bones = prepare_bones(mesh, joints, parents, tails)
+    mesh, bones = prepare(vertices, faces, joints, parents, tails)
     return compute_features(mesh, bones, heat_options)

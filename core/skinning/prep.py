@@ -9,13 +9,15 @@ vertex; vertices that belong to no usable face map to their nearest welded verte
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.spatial import cKDTree
 
 from ..errors import InvalidArmatureError, InvalidMeshError
 from ..mesh import vertex_components
+from ..rig import is_side_turn, symmetry_turn, upright_turn
+from ..rig.orientation import MIN_LEGS, count_legs
 from ..meshprep import check_points, compact, numeric, triangle_areas, unique_faces, validate, weld_normalised
 
 DEGENERATE_AREA = 1e-14      # face area / diagonal^2 below this is dropped
@@ -165,3 +167,28 @@ def prepare_bones(mesh: SkinMesh, joints, parents, tails=None) -> Bones:
             raise InvalidArmatureError("Some bone tails have NaN or infinite positions; fix the armature.")
         T = deforming_tails(H, P, T)
     return Bones((H - mesh.center) / mesh.scale, (T - mesh.center) / mesh.scale, P)
+
+
+def prepare(vertices, faces, joints, parents, tails=None) -> tuple[SkinMesh, Bones]:
+    """prepare_mesh and prepare_bones, then both turned upright (+Z up, facing -Y; see
+    `upright`)."""
+    mesh = prepare_mesh(vertices, faces)
+    return upright(mesh, prepare_bones(mesh, joints, parents, tails))
+
+
+def upright(mesh: SkinMesh, bones: Bones) -> tuple[SkinMesh, Bones]:
+    """The mesh and bones turned so that the character stands up facing -Y, found as for
+    Auto Skeleton (rig.symmetry_turn, then rig.upright_turn on the armature's limbs), when
+    the armature turned so has legs to confirm it.
+    The network's features hold positions and normals in the mesh's axes and were learned
+    on upright characters facing -Y: a character facing +X or lying down doubled its L1.
+    Weights do not depend on the frame, so nothing is turned back."""
+    plane = symmetry_turn(mesh.V)
+    turn = upright_turn(bones.heads @ plane.T, bones.tails @ plane.T, bones.parents,
+                        on_its_side=is_side_turn(plane)) @ plane
+    if np.array_equal(turn, np.eye(3)):
+        return mesh, bones
+    if count_legs(bones.heads, bones.tails, bones.parents, turn) < MIN_LEGS:
+        return mesh, bones      # no limbs to confirm it (a prop, a tentacle): the file's axes
+    return (replace(mesh, V=mesh.V @ turn.T),
+            Bones(bones.heads @ turn.T, bones.tails @ turn.T, bones.parents))
