@@ -14,13 +14,15 @@ reported, never stops the run). Verdicts:
 Checks on a result: the skeleton has the plain sample's limbs (legs and arms named as
 such, with .L/.R sides), faces the way the case turned the sample, and a joint count within 25 % of the plain sample's; the weights
 are finite, every row sums to 1, and their L1 to the artist's is within 1.5x the plain
-sample's. Output: the table on stdout and bench/results/robustness.md. Blender-level
+sample's. The last column is the worker process's peak memory so far (the cases run in
+order in one worker: the dense case last gives its own peak). Output: the table on stdout and bench/results/robustness.md. Blender-level
 cases (files, scenes, operators) are in the test suite (tests/test_cli*.py,
 tests/test_auto_*.py); see issue 16.
 """
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
 from pathlib import Path
@@ -77,7 +79,7 @@ def _fan_split(V, F, count, seed=0):
 
 def case_input(name: str):
     """(vertices, faces, joints, tails, weights mapped to the vertices or None)."""
-    from bonesmith.core.mesh import subdivide_midpoint
+    from bonesmith.core.mesh import subdivide_midpoint, unique_edges
     d = _sample()
     V, F = d["verts"].astype(np.float64), d["faces"].astype(np.int64)
     J, T, W = d["joints"].astype(np.float64), d["joint_tails"].astype(np.float64), d["weights"]
@@ -121,9 +123,11 @@ def case_input(name: str):
         n = len(V)
         V, F = _fan_split(V, F, 300)
         W = np.vstack([W, np.full((len(V) - n, W.shape[1]), np.nan)])
-    elif name == "subdivided once (midpoints)":
-        V, F = subdivide_midpoint(V, F)[:2]
-        W = None
+    elif name in ("subdivided once (midpoints)", "subdivided 5x (949k vertices)"):
+        for _ in range(1 if name.startswith("subdivided once") else 5):
+            e = unique_edges(F)                # the artist's weights, interpolated onto the midpoints
+            V, F = subdivide_midpoint(V, F)[:2]
+            W = np.vstack([W, 0.5 * (W[e[:, 0]] + W[e[:, 1]])])
     else:
         raise KeyError(name)
     return V, F, J, T, W
@@ -132,7 +136,7 @@ def case_input(name: str):
 CASES = ("plain", "empty", "nan vertex", "tiny (1e-4)", "huge (1e4)", "half the faces flipped",
          *TURNED, "every face on its own vertices", "loose vertices",
          "non-manifold flaps", "a small prop far away", "a second character far away", "T-junctions (300 split faces)",
-         "subdivided once (midpoints)")
+         "subdivided once (midpoints)", "subdivided 5x (949k vertices)")
 
 
 def run_case(name: str) -> dict:
@@ -162,6 +166,7 @@ def run_case(name: str) -> dict:
     except BonesmithError as error:
         out["skin_error"] = str(error)
     out["seconds"] = (t1 - t0, time.perf_counter() - t1)
+    out["peak_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6     # Linux: kB
     return out
 
 
@@ -209,11 +214,12 @@ def main(argv=None) -> int:
             res = worker.call("robustness:run_case", name, timeout=args.timeout)
             sk, sw = verdicts(name, res, ref)
             secs = res.get("result", {}).get("seconds", (float("nan"), float("nan")))
-            rows.append([name, sk, f"{secs[0]:.1f}", sw, f"{secs[1]:.1f}"])
+            peak = res.get("result", {}).get("peak_gb", float("nan"))
+            rows.append([name, sk, f"{secs[0]:.1f}", sw, f"{secs[1]:.1f}", f"{peak:.2f}"])
             print(f"{name}: skeleton {sk}; skin {sw}", flush=True)
     text = ("# Robustness: odd inputs through the engine\n\n`bench/robustness.py` (core only; "
             "Blender-level cases are tests)\n\n"
-            + markdown_table(["case", "skeleton", "s", "skin (artist armature)", "s"], rows))
+            + markdown_table(["case", "skeleton", "s", "skin (artist armature)", "s", "worker peak GB"], rows))
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "robustness.md").write_text(text + "\n")
     print(text)

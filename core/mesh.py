@@ -106,9 +106,20 @@ def weld_positions(V, cell, *, origin=None, snap: str = "round"):
     """
     X = V if origin is None else V - origin
     key = (np.round if snap == "round" else np.floor)(X / cell).astype(np.int64)
-    _, first, inverse, counts = np.unique(key, axis=0, return_index=True, return_inverse=True,
+    _, first, inverse, counts = np.unique(_row_keys(key), return_index=True, return_inverse=True,
                                           return_counts=True)
     return first, inverse.reshape(-1), counts
+
+
+def _row_keys(rows):
+    """(n,) int64 keys that sort as the rows (n, 3) of non-negative-offset ints sort
+    lexicographically: 21 bits a column when they fit (np.unique on them is many times
+    faster than on rows), else a structured view of the rows."""
+    rows = rows - rows.min(axis=0) if len(rows) else rows
+    if not len(rows) or rows.max() < 2 ** 21:
+        return (rows[:, 0] << 42) | (rows[:, 1] << 21) | rows[:, 2]
+    rows = np.ascontiguousarray(rows)
+    return rows.view([("a", rows.dtype), ("b", rows.dtype), ("c", rows.dtype)]).reshape(-1)
 
 
 def bbox_diagonal(V, default: float = 0.0) -> float:
@@ -288,6 +299,8 @@ def consistent_winding(V, F):
     this; a consistent mesh comes out unchanged."""
     F = np.asarray(F)
     if not len(F):
+        return F.copy()
+    if not face_adjacency(F)[2].any():       # every neighbour already agrees (the usual case)
         return F.copy()
     Fo, flip, lab = orient_faces(F)
     repaired = np.zeros(int(lab.max()) + 1, bool)

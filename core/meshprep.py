@@ -13,13 +13,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InvalidMeshError
-from .mesh import (bbox_diagonal, close_t_junctions, consistent_winding, edge_components, subdivide_midpoint,
+from .mesh import (_row_keys, bbox_diagonal, close_t_junctions, consistent_winding, edge_components, subdivide_midpoint,
                    vertex_components, weld_positions)
 
 WELD_TOLERANCE = 1e-6      # relative to the bounding-box diagonal
 T_JUNCTION_TOLERANCE = 1e-5  # a vertex this close (x diagonal) to an open edge splits it
 MIN_AREA_RATIO = 1e-12     # total area / diagonal^2 below this is "flat"
 MIN_FACES = 4              # a tetrahedron is the smallest closed surface
+CLUSTER_ABOVE = 8          # meshes above this x the proxy's size are clustered before decimation
+CLUSTER_SHARE = 8          # ... to about this x the proxy's size
+CLUSTER_MAX = 100000       # ... and at most this many vertices
 PART_AREA = 1e-3           # parts with this share of the surface area make up bodies (less: crumbs)
 BODY_GAP = 0.5             # parts within this x the smaller one's size of each other are one body
 CRUMB_GAP = 0.1            # crumbs within this x the body's size of its bounding box belong to it
@@ -87,7 +90,11 @@ def validate(vertices, faces):
 
 
 def triangle_areas(V, F):
-    return 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1)
+    a, b, c = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
+    u, v = b - a, c - a
+    n = np.stack([u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1], u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2],
+                  u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]], axis=1)      # np.cross, several times faster
+    return 0.5 * np.sqrt(np.einsum("ij,ij->i", n, n))
 
 
 @dataclass
@@ -128,7 +135,7 @@ def weld_normalised(V, F, *, weld: bool = True, purpose: str = "rig") -> Welded:
 
 def unique_faces(F):
     """Drop repeated triangles (same three vertices in any order), keeping the first."""
-    _, first = np.unique(np.sort(F, axis=1), axis=0, return_index=True)
+    _, first = np.unique(_row_keys(np.sort(F, axis=1).astype(np.int64)), return_index=True)
     return F[np.sort(first)]
 
 
@@ -172,10 +179,30 @@ def resample(V, F, target_vertices: int):
     return V, F
 
 
+def cluster_vertices(V, F, target_vertices: int):
+    """Vertex clustering to roughly `CLUSTER_SHARE` x target_vertices (at most
+    CLUSTER_MAX: quadric decimation of the rest takes seconds): vertices in one
+    cell of a grid (spaced for that count on the surface area) merge at their mean, faces
+    that collapse go. Linear in the mesh and indifferent to how it is triangulated."""
+    cell = np.sqrt(triangle_areas(V, F).sum() / min(CLUSTER_SHARE * target_vertices, CLUSTER_MAX))
+    _, inverse, counts = weld_positions(V, cell, snap="floor")
+    Vc = np.stack([np.bincount(inverse, V[:, k]) for k in range(3)], axis=1) / counts[:, None]
+    Fc = inverse[F]
+    Fc = unique_faces(Fc[(Fc[:, 0] != Fc[:, 1]) & (Fc[:, 1] != Fc[:, 2]) & (Fc[:, 0] != Fc[:, 2])])
+    return compact(Vc, Fc)[:2]
+
+
 def decimate(V, F, target_vertices: int):
-    """Quadric decimation to about target_vertices (parts and topology preserved)."""
+    """Quadric decimation to about target_vertices (parts and topology preserved).
+
+    A mesh above CLUSTER_ABOVE x the target is first clustered (cluster_vertices): on a
+    densely subdivided flat-faceted mesh (a 949k-vertex midpoint subdivision) quadric
+    decimation alone lost whole regions (5 % of the body further than 2 % of its size
+    from the proxy) and the rig its sides; clustered first, the proxy stays within 1.2 %."""
     if len(V) <= target_vertices:
         return V, F
+    if len(V) > CLUSTER_ABOVE * target_vertices:
+        V, F = cluster_vertices(V, F, target_vertices)
     import fast_simplification
     ratio = 1.0 - target_vertices / len(V)
     Vd, Fd = fast_simplification.simplify(V.astype(np.float32), F.astype(np.int32), target_reduction=ratio)
@@ -227,25 +254,28 @@ def separate_bodies(V, F):
     bodies = [(float(area[parts[group == g]].sum()), parts[group == g]) for g in range(n_groups)]
     return sorted(bodies, key=lambda b: -b[0]), comp
 
-def check_one_character(V, F, what: str = "Auto Skeleton") -> None:
+def check_one_character(V, F, what: str = "Auto Skeleton"):
     """InvalidMeshError when the mesh holds two or more characters (separate_bodies: a
-    second one with SECOND_BODY of the largest one's area): one rig cannot serve them."""
-    bodies, _ = separate_bodies(V, F)
+    second one with SECOND_BODY of the largest one's area): one rig cannot serve them.
+    Returns separate_bodies(V, F) for body_faces."""
+    bodies, comp = separate_bodies(V, F)
     second = [b for b in bodies[1:] if b[0] >= SECOND_BODY * bodies[0][0]]
     if second:
         raise InvalidMeshError(
             f"The mesh holds {len(second) + 1} separate characters (parts far apart from each other). "
             f"{what} rigs one character at a time: separate them (Edit Mode > Mesh > Separate > "
             "By Loose Parts, then join each character's parts) and rig each.")
+    return bodies, comp
 
 
-def body_faces(V, F) -> np.ndarray:
+def body_faces(V, F, bodies_and_parts=None) -> np.ndarray:
     """(m,) bool: the faces of the character, less parts far from it (a prop lying
     beside it, a second small figure): the parts of the largest body (separate_bodies)
     and every crumb whose bounding box is within CRUMB_GAP x the body's size of the body's.
     Far parts would stretch the normalised frame (a 10 % prop one size away cut the
-    sample's joints from 38 to 21) and get bones of their own."""
-    bodies, comp = separate_bodies(V, F)
+    sample's joints from 38 to 21) and get bones of their own. bodies_and_parts: what
+    separate_bodies(V, F) returned, when the caller has it."""
+    bodies, comp = bodies_and_parts or separate_bodies(V, F)
     if not bodies:                             # all crumbs: nothing to tell apart
         return np.ones(len(F), bool)
     body = np.isin(comp, bodies[0][1])

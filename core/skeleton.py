@@ -112,8 +112,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
 
     report(0.0, "Cleaning mesh")
     mesh = clean_mesh(vertices, faces)
-    check_one_character(mesh.vertices, mesh.faces)
-    body = body_faces(mesh.vertices, mesh.faces)
+    body = body_faces(mesh.vertices, mesh.faces, check_one_character(mesh.vertices, mesh.faces))
     if not body.all():                           # far props get no bones nor stretch the frame
         mesh = clean_mesh(mesh.to_world(mesh.vertices), mesh.faces[body])
     turn = rig.symmetry_turn(mesh.vertices)      # its plane of symmetry to x = 0 (facing +-X, lying on a side)

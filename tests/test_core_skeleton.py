@@ -280,3 +280,20 @@ def test_two_characters_in_one_mesh_are_refused(character):
     twin = V + [0.0, 5.0 * np.ptp(V, axis=0).max(), 0.0]
     with pytest.raises(InvalidMeshError, match="2 separate characters.*rig each"):
         extract_skeleton(np.vstack([V, twin]), np.vstack([F, F + len(V)]))
+
+
+def test_a_densely_subdivided_flat_mesh_keeps_its_limbs(character, rig):
+    """Quadric decimation alone of a densely midpoint-subdivided (flat-faceted) mesh lost
+    whole regions of the proxy: at 237k vertices the rig lost its sides (a leg named
+    arm_01.L, 30 joints). Meshes above CLUSTER_ABOVE x the proxy are clustered first.
+    Here the proxy is made small so that twice-subdivided (15k) takes that path."""
+    from bonesmith.core.mesh import subdivide_midpoint
+    V, F, _ = character
+    for _ in range(2):
+        V, F = subdivide_midpoint(V, F)
+    sk = extract_skeleton(V, F, proxy_vertices=1500)
+    assert sk.info["proxy_vertices"] < 3000
+    assert {"leg_01.L", "leg_01.R", "arm_01.L", "arm_01.R"} <= set(sk.names)
+    left = {n[:-2] for n in sk.names if n.endswith(".L")}
+    assert left == {n[:-2] for n in sk.names if n.endswith(".R")}     # every limb has its mirror
+    assert is_one_tree(sk.parents)

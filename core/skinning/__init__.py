@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import InvalidArmatureError, InvalidMeshError
 from .features import FeatureSet, compute_features, vertex_features
 from .heat import HeatOptions, bone_heat
-from .prep import prepare
+from .prep import dense_proxy, prepare, transfer_weights
 from .weights import prune, scatter
 
 __all__ = ["predict_weights", "weights_from_features", "vertex_features", "FeatureSet", "HeatOptions",
@@ -69,23 +69,30 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
 
     Returns (V, J) float64: every row sums to 1 with at most `max_influences` non-zero
     entries; every vertex is weighted (loose vertices take their nearest surface
-    vertex's weights). Raises InvalidMeshError / InvalidArmatureError with a message
-    for the user.
+    vertex's weights). A mesh of more than prep.PROXY_VERTICES welded vertices is
+    weighted on a decimated proxy and the weights are carried over (prep.dense_proxy,
+    prep.transfer_weights). Raises InvalidMeshError / InvalidArmatureError with a
+    message for the user.
     """
     if int(max_influences) < 1:
         raise ValueError("max_influences must be at least 1")
     mesh, bones = prepare(vertices, faces, joints, parents, tails)
+    work = dense_proxy(mesh)                 # big meshes: weighted on a decimated copy
     net = _resolve_model(model)
-    info = {}
+    info = {"proxy_vertices": work.n if work is not mesh else None}
     if net is None:
-        res = bone_heat(mesh, bones, heat_options)
+        res = bone_heat(work, bones, heat_options)
         info.update(res.info, method="prior")
         W = prune(res.W, int(max_influences), MIN_WEIGHT, fallback=res.dist.argmin(axis=1),
-                  parents=bones.parents if REDISTRIBUTE else None)[mesh.vmap]
+                  parents=bones.parents if REDISTRIBUTE else None)
     else:
-        fs = compute_features(mesh, bones, heat_options)
-        W = weights_from_features(fs, net, max_influences)
+        fs = compute_features(work, bones, heat_options)
+        W = _welded_weights(fs, net, max_influences)
         info.update(fs.info, method="model")
+    if work is not mesh:
+        W = transfer_weights(W, work, mesh, lambda rows: prune(
+            rows, int(max_influences), parents=bones.parents if REDISTRIBUTE else None))
+    W = W[mesh.vmap]
     return (W, info) if return_info else W
 
 
@@ -94,10 +101,14 @@ def weights_from_features(fs: FeatureSet, model, max_influences: int = 4) -> np.
     candidate probabilities scattered to the bones, pruned and mapped back to the input
     vertices, exactly as predict_weights does (features can be computed once and reused
     for several models)."""
+    return _welded_weights(fs, model, max_influences)[fs.vmap]
+
+
+def _welded_weights(fs: FeatureSet, model, max_influences: int) -> np.ndarray:
+    """A model's pruned (n, J) weights on the welded mesh the features were computed on."""
     probs = np.asarray(model.predict(fs), dtype=np.float64)
     if probs.shape != fs.candidates.shape:
         raise ValueError(f"model.predict returned shape {probs.shape}, expected {fs.candidates.shape}")
     Wn = scatter(fs.candidates, probs * fs.mask, fs.n_bones)
-    Wn = prune(Wn, int(max_influences), MODEL_MIN_WEIGHT, fallback=fs.candidates[:, 0],
-               parents=fs.bones.parents if REDISTRIBUTE else None)
-    return Wn[fs.vmap]
+    return prune(Wn, int(max_influences), MODEL_MIN_WEIGHT, fallback=fs.candidates[:, 0],
+                 parents=fs.bones.parents if REDISTRIBUTE else None)
