@@ -297,3 +297,26 @@ def test_a_densely_subdivided_flat_mesh_keeps_its_limbs(character, rig):
     left = {n[:-2] for n in sk.names if n.endswith(".L")}
     assert left == {n[:-2] for n in sk.names if n.endswith(".R")}     # every limb has its mirror
     assert is_one_tree(sk.parents)
+
+
+def test_sliver_faces_along_split_edges_give_a_rig_and_weights(character, rig):
+    """Issue 16 item 7 (reported as 'Factor is exactly singular' in Auto Rig, not
+    reproduced since): 200 edges split at their midpoint, the crack filled by a zero-area
+    sliver (a, b, m). Both engines give a full result."""
+    from bonesmith.core.skinning import predict_weights
+    V, F, _ = character
+    V, F = [list(V), [tuple(f) for f in F]]
+    extra = []
+    for i in np.random.default_rng(0).choice(len(F), 200, replace=False):
+        a, b, c = F[i]
+        V.append((np.asarray(V[a]) + np.asarray(V[b])) / 2)
+        m = len(V) - 1
+        F[i] = (a, m, c)
+        extra += [(m, b, c), (a, b, m)]
+    V, F = np.array(V), np.array(F + extra)
+    sk = extract_skeleton(V, F)
+    assert abs(len(sk.names) - len(rig.names)) <= 4
+    assert {"leg_01.L", "leg_01.R", "arm_01.L", "arm_01.R"} <= set(sk.names)
+    W = predict_weights(V, F, sk.joints, sk.parents, sk.tails)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-9)
+    assert np.isfinite(W).all()
