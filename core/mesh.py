@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 __all__ = ["triangle_edges", "unique_edges", "edge_components", "vertex_components",
-           "weld_positions", "bbox_diagonal", "subdivide_midpoint", "close_t_junctions"]
+           "weld_positions", "row_keys", "bbox_diagonal", "subdivide_midpoint", "close_t_junctions"]
 
 
 def triangle_edges(F) -> np.ndarray:
@@ -34,6 +34,13 @@ def triangle_edges(F) -> np.ndarray:
     return np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
 
 
+def _edge_keys(F):
+    """(half-edges (3m, 2) int64 as triangle_edges, one int64 key per undirected edge, nv)."""
+    he = triangle_edges(F).astype(np.int64, copy=False)   # int64 keys: no overflow
+    nv = int(F.max()) + 1 if len(F) else 1
+    return he, np.minimum(he[:, 0], he[:, 1]) * nv + np.maximum(he[:, 0], he[:, 1]), nv
+
+
 def unique_edges(F) -> np.ndarray:
     """Undirected edges of triangles F (m, 3), each once.
 
@@ -41,9 +48,8 @@ def unique_edges(F) -> np.ndarray:
     lexicographically (as ``np.unique(np.sort(triangle_edges(F), axis=1), axis=0)``).
     """
     F = np.asarray(F)
-    e = triangle_edges(F).astype(np.int64, copy=False)   # int64 keys: no overflow
-    nv = int(F.max()) + 1 if len(F) else 1
-    key = np.unique(np.minimum(e[:, 0], e[:, 1]) * nv + np.maximum(e[:, 0], e[:, 1]))
+    _, key, nv = _edge_keys(F)
+    key = np.unique(key)
     return np.stack([key // nv, key % nv], axis=1).astype(F.dtype, copy=False)
 
 
@@ -106,12 +112,12 @@ def weld_positions(V, cell, *, origin=None, snap: str = "round"):
     """
     X = V if origin is None else V - origin
     key = (np.round if snap == "round" else np.floor)(X / cell).astype(np.int64)
-    _, first, inverse, counts = np.unique(_row_keys(key), return_index=True, return_inverse=True,
+    _, first, inverse, counts = np.unique(row_keys(key), return_index=True, return_inverse=True,
                                           return_counts=True)
     return first, inverse.reshape(-1), counts
 
 
-def _row_keys(rows):
+def row_keys(rows):
     """(n,) int64 keys that sort as the rows (n, 3) of non-negative-offset ints sort
     lexicographically: 21 bits a column when they fit (np.unique on them is many times
     faster than on rows), else a structured view of the rows."""
@@ -145,9 +151,7 @@ def bbox_diagonal(V, default: float = 0.0) -> float:
 
 def boundary_half_edges(F) -> np.ndarray:
     """Rows of triangle_edges(F) whose undirected edge no other face uses (open boundary)."""
-    he = triangle_edges(F).astype(np.int64, copy=False)
-    nv = int(F.max()) + 1 if len(F) else 1
-    key = np.minimum(he[:, 0], he[:, 1]) * nv + np.maximum(he[:, 0], he[:, 1])
+    _, key, _ = _edge_keys(F)
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     return np.flatnonzero(counts[inverse.reshape(-1)] == 1)
 
@@ -237,10 +241,8 @@ def face_adjacency(F):
     """Pairs of faces (a, b) sharing an edge used by exactly two faces, and whether the
     two traverse that edge in the same direction (inconsistent winding)."""
     m = len(F)
-    he = triangle_edges(F)
+    he, key, _ = _edge_keys(F)
     fid = np.tile(np.arange(m), 3)
-    nv = int(F.max()) + 1 if m else 1
-    key = np.minimum(he[:, 0], he[:, 1]) * nv + np.maximum(he[:, 0], he[:, 1])
     _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
     order = np.argsort(inv, kind="stable")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InvalidMeshError
-from .mesh import (_row_keys, bbox_diagonal, close_t_junctions, consistent_winding, edge_components, subdivide_midpoint,
-                   vertex_components, weld_positions)
+from .mesh import (bbox_diagonal, close_t_junctions, consistent_winding, edge_components, subdivide_midpoint,
+                   row_keys, vertex_components, weld_positions)
 
 WELD_TOLERANCE = 1e-6      # relative to the bounding-box diagonal
 T_JUNCTION_TOLERANCE = 1e-5  # a vertex this close (x diagonal) to an open edge splits it
@@ -135,7 +135,7 @@ def weld_normalised(V, F, *, weld: bool = True, purpose: str = "rig") -> Welded:
 
 def unique_faces(F):
     """Drop repeated triangles (same three vertices in any order), keeping the first."""
-    _, first = np.unique(_row_keys(np.sort(F, axis=1).astype(np.int64)), return_index=True)
+    _, first = np.unique(row_keys(np.sort(F, axis=1).astype(np.int64)), return_index=True)
     return F[np.sort(first)]
 
 

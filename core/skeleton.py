@@ -76,7 +76,7 @@ class Skeleton:
 ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
 PAIR_TOLERANCE = 0.03  # joints this close to each other's mirror image are a left/right pair
 CENTRE_TOLERANCE = 0.02  # joints this close to the plane of symmetry are on it
-SIDE_TOLERANCE = 0.02  # chains whose mean x is this close to the plane get no .L/.R suffix; tuned
+SIDE_TOLERANCE = rig.naming.SIDE_TOLERANCE   # chains this close to the plane get no .L/.R suffix
 
 DEFAULTS = dict(
     proxy_vertices=5000,   # contraction runs on a proxy of about this size

@@ -246,19 +246,26 @@ def test_json_round_trip(tmp_path, rig):
     assert np.allclose(again.joints, rig.joints) and np.array_equal(again.parents, rig.parents)
 
 
+def split_edges(V, F, count, sliver=False):
+    """`count` faces split at an edge midpoint m, the neighbour across that edge left
+    whole (a T-junction); with sliver, the crack filled by a zero-area face (a, b, m)."""
+    V, F = list(V), [tuple(f) for f in F]
+    extra = []
+    for i in np.random.default_rng(0).choice(len(F), count, replace=False):
+        a, b, c = F[i]
+        V.append((np.asarray(V[a]) + np.asarray(V[b])) / 2)
+        m = len(V) - 1
+        F[i] = (a, m, c)
+        extra += [(m, b, c), (a, b, m)] if sliver else [(m, b, c)]
+    return np.array(V), np.array(F + extra)
+
+
 def test_t_junction_cracks_do_not_grow_chains(character, rig):
     """300 faces split at an edge midpoint with the neighbour left whole (a T-junction,
     as exporters and edge splits leave them): the cracks gave 83 joints instead of 38.
     They are closed before contraction: the same rig."""
     V, F, _ = character
-    V, F = [list(V), [tuple(f) for f in F]]
-    extra = []
-    for i in np.random.default_rng(0).choice(len(F), 300, replace=False):
-        a, b, c = F[i]
-        V.append((np.asarray(V[a]) + np.asarray(V[b])) / 2)
-        F[i] = (a, len(V) - 1, c)
-        extra.append((len(V) - 1, b, c))
-    cracked = extract_skeleton(np.array(V), np.array(F + extra))
+    cracked = extract_skeleton(*split_edges(V, F, 300))
     assert abs(len(cracked.names) - len(rig.names)) <= 2
     assert {n for n in cracked.names if n.startswith(("leg", "arm"))} >= {"leg_01.L", "leg_01.R", "arm_01.L", "arm_01.R"}
 
@@ -305,15 +312,7 @@ def test_sliver_faces_along_split_edges_give_a_rig_and_weights(character, rig):
     sliver (a, b, m). Both engines give a full result."""
     from bonesmith.core.skinning import predict_weights
     V, F, _ = character
-    V, F = [list(V), [tuple(f) for f in F]]
-    extra = []
-    for i in np.random.default_rng(0).choice(len(F), 200, replace=False):
-        a, b, c = F[i]
-        V.append((np.asarray(V[a]) + np.asarray(V[b])) / 2)
-        m = len(V) - 1
-        F[i] = (a, m, c)
-        extra += [(m, b, c), (a, b, m)]
-    V, F = np.array(V), np.array(F + extra)
+    V, F = split_edges(V, F, 200, sliver=True)
     sk = extract_skeleton(V, F)
     assert abs(len(sk.names) - len(rig.names)) <= 4
     assert {"leg_01.L", "leg_01.R", "arm_01.L", "arm_01.R"} <= set(sk.names)

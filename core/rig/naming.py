@@ -14,6 +14,8 @@ LEG_DOWN_Z = 0.7
 # A centre chain rising (z) or pointing forward (-y) by more than this fraction of its
 # length (30°) is a spine or neck; any other centre chain is a tail.
 AHEAD_FRACTION = 0.5
+# Chains whose mean x is this close to the plane of symmetry get no .L/.R suffix; tuned.
+SIDE_TOLERANCE = 0.02
 # Chains with the same label are numbered by depth, then height, then distance from the
 # plane, each rounded to this many decimals (normalised frame) so that float noise
 # between mirror images or equal heights does not decide the order.

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .naming import labelled_chains
+from .naming import SIDE_TOLERANCE, labelled_chains
 
-SIDE_TOLERANCE = 0.02    # chains whose mean x is this close to the plane have no side (naming)
 LEG_LENGTH = 0.15        # a leg spans at least this share of the rig's size
 MIN_LEGS = 2             # a turn must give at least this many legs to be taken
 FLOOR_REACH = 0.10       # a turned rig stands on legs that reach this share of its height from the bottom

@@ -43,7 +43,7 @@ def symmetry_turn(V) -> np.ndarray:
     """Rotation (3, 3) to apply to the normalised mesh V before rigging so that its plane
     of symmetry is x = 0: the identity when V is symmetric in x = 0 (or in no plane),
     QUARTER_TURN when it is in y = 0 (facing +X or -X), SIDE_TURN when it is in z = 0.
-    Which way is up and which way is front within that plane is `orientation.upright`'s
+    Which way is up and which way is front within that plane is `orientation.upright_turn`'s
     business, once the rig's limbs are known."""
     if is_mirror_symmetric(V):
         return np.eye(3)

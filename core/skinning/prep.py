@@ -15,7 +15,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..errors import InvalidArmatureError, InvalidMeshError
-from ..mesh import vertex_components
+from ..mesh import bbox_diagonal, vertex_components
 from ..rig import is_side_turn, symmetry_turn, upright_turn
 from ..rig.orientation import MIN_LEGS, count_legs
 from ..meshprep import check_points, compact, numeric, triangle_areas, unique_faces, validate, weld_normalised
@@ -208,7 +208,7 @@ def dense_proxy(mesh: SkinMesh, target: int | None = None) -> SkinMesh:
         return mesh
     from ..meshprep import decimate
     V, F = decimate(mesh.V, mesh.F, target)
-    F = F[triangle_areas(V, F) > DEGENERATE_AREA]
+    F = F[triangle_areas(V, F) > DEGENERATE_AREA * bbox_diagonal(V) ** 2]
     V, F, _, _ = compact(V, F)
     n_comp, comp = vertex_components(len(V), F)
     return SkinMesh(V, F, np.arange(len(V)), np.arange(len(V)), comp, n_comp, mesh.center, mesh.scale)
