@@ -6,6 +6,7 @@ bpy is imported only by the commands that need it, so `--help` is instant.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -380,7 +381,8 @@ def _add_train_skin_parser(commands) -> None:
                     "(a record's 'family' array, a Blender file's name). It fine-tunes the shipped "
                     "model by default and never writes a model worse than the one it started from "
                     "on validation. Needs PyTorch "
-                    "(pip install torch==2.13.0).")
+                    "(pip install torch==2.13.0). Data-parallel on N processes (CPU cores or GPUs): "
+                    "torchrun --nproc_per_node N -m bonesmith train-skin ...")
     train.add_argument("inputs", metavar="INPUTS", type=Path, nargs="+",
                        help="rigged characters: .npz .blend .fbx .glb .gltf files or folders")
     train.add_argument("--out", "-o", metavar="MODEL", type=Path, required=True,
@@ -405,6 +407,10 @@ def _add_train_skin_parser(commands) -> None:
                        help="holdout: stop after this many epochs without a better validation L1 (default 30)")
     train.add_argument("--val-fraction", type=float, default=0.2,
                        help="holdout: fraction of the families held out for validation (default 0.2)")
+    train.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                       help="where to train: a CUDA GPU when there is one (auto, the default), or cpu/cuda")
+    train.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
+                       help="bf16 mixed precision on a GPU that has it (auto, the default), else fp32")
     train.set_defaults(run=cmd_train_skin)
 
 
@@ -426,11 +432,39 @@ def _train_skin_files(inputs) -> list:
 
 def cmd_train_skin(args) -> int:
     from .core.skinning import train as skin_train
+    from .core.skinning.distributed import launched_by_torchrun
 
     skin_train._torch()                 # a clear message before any slow loading
     check_writable(args.out)
+    main_process = not launched_by_torchrun() or int(os.environ["RANK"]) == 0
+    characters = _training_characters(args.inputs)
+    if main_process:
+        print(f"train-skin: {len(characters)} characters, "
+              f"{len({str(c.get('family') or c.get('name')) for c in characters})} families", flush=True)
+    try:
+        report = skin_train.train_skin_model(
+            characters, args.out, init=None if args.init == "none" else args.init, epochs=args.epochs,
+            lr=args.lr, seed=args.seed, batch_characters=args.batch_characters, resume=args.resume,
+            selection=args.selection, patience=args.patience, val_fraction=args.val_fraction,
+            l1_weight=args.l1_weight, device=args.device, precision=args.precision,
+            progress=skin_train.text_progress() if main_process else None)
+    except KeyboardInterrupt:
+        if main_process:
+            print(f"\ntrain-skin: interrupted; {args.out} is unchanged, rerun with --resume to "
+                  "continue", file=sys.stderr)
+        return 130
+    if main_process:
+        print(training_report(report))
+        print(f"  wrote       {args.out} ({args.out.stat().st_size // 1024} KiB)")
+    return 0
+
+
+def _training_characters(inputs) -> list:
+    """Training dicts from records and rigged Blender-readable files."""
+    from .core.skinning import train as skin_train
+
     characters, blender_ready = [], False
-    for path in _train_skin_files(args.inputs):
+    for path in _train_skin_files(inputs):
         if path.suffix.lower() == ".npz":
             characters.append(skin_train.load_record(path))
         else:
@@ -439,21 +473,7 @@ def cmd_train_skin(args) -> int:
                 blender_ready = True
             from .bridge.training_data import load_rigged_file
             characters += load_rigged_file(path)
-    print(f"train-skin: {len(characters)} characters, "
-          f"{len({str(c.get('family') or c.get('name')) for c in characters})} families", flush=True)
-    try:
-        report = skin_train.train_skin_model(
-            characters, args.out, init=None if args.init == "none" else args.init, epochs=args.epochs,
-            lr=args.lr, seed=args.seed, batch_characters=args.batch_characters, resume=args.resume,
-            selection=args.selection, patience=args.patience, val_fraction=args.val_fraction,
-            l1_weight=args.l1_weight, progress=skin_train.text_progress())
-    except KeyboardInterrupt:
-        print(f"\ntrain-skin: interrupted; {args.out} is unchanged, rerun with --resume to "
-              "continue", file=sys.stderr)
-        return 130
-    print(training_report(report))
-    print(f"  wrote       {args.out} ({args.out.stat().st_size // 1024} KiB)")
-    return 0
+    return characters
 
 
 def training_report(report: dict) -> str:
@@ -468,8 +488,9 @@ def training_report(report: dict) -> str:
     for r in report["val_characters"]:
         lines.append(f"  {r['name'][:32]:<32} {r['coverage']:>8.3f} {r['prior_l1']:>9.4f} "
                      f"{r['start_l1']:>9.4f} {r['l1']:>11.4f}")
+    processes = f" x {report['processes']} processes" if report.get("processes", 1) > 1 else ""
     lines.append(f"  epochs      {report['epochs_run']} run, {report['best_epoch']} chosen; "
-                 f"{report['seconds']:.1f} s on {report['device']}")
+                 f"{report['seconds']:.1f} s on {report['device']}{processes} ({report.get('precision', 'fp32')})")
     lines.append(f"  result      {summary(report)}")
     return "\n".join(lines)
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..errors import BonesmithError, Cancelled
 from ..files import save_atomic
+from .distributed import Group, group_from_environment, owners
 from .network import PARAM_NAMES, SkinModel, candidate_mask, forward, load_model
 from .training_data import (check_characters, coverage, cross_entropy, candidate_l1, family,
                             load_record, load_records, prepare_character, split_by_family)
@@ -183,21 +184,20 @@ def _check_start(model: SkinModel, prep) -> None:
             "default as the active Skin Model)")
 
 
-def _stats(preps, model: SkinModel):
-    """Vertex-weighted mean and std of the network inputs over the training characters."""
+def _stats(preps, model: SkinModel, group):
+    """Vertex-weighted mean and std of the network inputs over the training characters
+    (each process sums its own)."""
     from .network import candidate_inputs
-    sums, sq, n = None, None, 0
-    csums, csq, cn = None, None, 0
-    for p in preps:
+    sums = []
+    for p in preps:      # every process owns at least one training character
         fs = p["features"]
         s, c, valid, _ = candidate_inputs(fs.x, fs.prior, fs.candidates, model.config["layout"])
-        s = s.astype(np.float64)
-        cv = c[valid].astype(np.float64)
-        if sums is None:
-            sums, sq = np.zeros(s.shape[1]), np.zeros(s.shape[1])
-            csums, csq = np.zeros(c.shape[2]), np.zeros(c.shape[2])
-        sums += s.sum(0); sq += (s * s).sum(0); n += len(s)
-        csums += cv.sum(0); csq += (cv * cv).sum(0); cn += len(cv)
+        s, cv = s.astype(np.float64), c[valid].astype(np.float64)
+        ds, dc = s.shape[1], c.shape[2]
+        sums.append(np.concatenate([s.sum(0), (s * s).sum(0), [len(s)], cv.sum(0), (cv * cv).sum(0), [len(cv)]]))
+    total = group.sum(np.sum(sums, axis=0))
+    sums, sq, n = total[:ds], total[ds:2 * ds], total[2 * ds]
+    csums, csq, cn = total[2 * ds + 1:2 * ds + 1 + dc], total[2 * ds + 1 + dc:2 * ds + 1 + 2 * dc], total[-1]
     mean, cmean = sums / max(n, 1), csums / max(cn, 1)
     std = np.sqrt(np.maximum(sq / max(n, 1) - mean ** 2, 0.0))
     cstd = np.sqrt(np.maximum(csq / max(cn, 1) - cmean ** 2, 0.0))
@@ -213,13 +213,17 @@ def _fingerprint(names, settings) -> str:
 # -- one training run ---------------------------------------------------------------------------
 
 class _Runner:
-    """What every training run of one call shares: torch, the device, the model that
-    normalises the inputs, the settings, progress and the checkpoint."""
+    """What every training run of one call shares: torch, the device, the process group,
+    the model that normalises the inputs, the settings, progress and the checkpoint."""
 
-    def __init__(self, torch, dev, model, settings, notify, ckpt_path, fingerprint):
+    def __init__(self, torch, dev, model, settings, notify, ckpt_path, fingerprint, group, autocast):
         self.torch, self.dev, self.model, self.s = torch, dev, model, settings
         self.notify, self.ckpt_path, self.fingerprint = notify, ckpt_path, fingerprint
-        self._tensors = {}
+        self.group, self.autocast = group, autocast
+        self._tensors, self._wrapped = {}, (None, None)
+
+    def mine(self, p) -> bool:
+        return p["owner"] == self.group.rank
 
     def tensors(self, p):
         key = id(p)
@@ -237,40 +241,77 @@ class _Runner:
             p.requires_grad_(not trainable or name in trainable)
         opt = self.torch.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=self.s["lr"],
                                     weight_decay=self.s["weight_decay"])
+        self._wrapped = (net, self.group.wrap(net, self.dev))
         return net, opt
 
-    def epoch(self, net, opt, train_p, key, progress) -> float:
-        """One pass over `train_p` in an order drawn from `key`; the mean step loss."""
-        order = np.random.default_rng(key).permutation(len(train_p))
+    def batches(self, train_p, key) -> list:
+        """This process's characters (indices into `train_p`) for each step of an epoch
+        drawn from `key`. One process: `batch_characters` per step. N processes: each
+        takes batch_characters / N (at least 1) of its own characters per step, cycling
+        through them when it has fewer than the others, so all take the same steps."""
         size = self.s["batch_characters"]
-        batches = [order[i:i + size] for i in range(0, len(order), size)]
+        if self.group.size == 1:
+            order = np.random.default_rng(key).permutation(len(train_p))
+            return [order[i:i + size] for i in range(0, len(order), size)]
+        per = max(1, round(size / self.group.size))
+        counts = np.bincount([p["owner"] for p in train_p], minlength=self.group.size)
+        steps = math.ceil(counts.max() / per)
+        mine = [i for i, p in enumerate(train_p) if self.mine(p)]
+        if not mine:
+            return [[] for _ in range(steps)]
+        order = np.resize(np.random.default_rng([*key, self.group.rank]).permutation(mine), steps * per)
+        return [order[k * per:(k + 1) * per] for k in range(steps)]
+
+    def loss(self, net, preps, scale: float = 1.0):
+        """Mean over `preps` of (cross entropy + l1_weight x L1), each character's terms a
+        mean over its vertices; one forward pass over all their rows."""
+        torch = self.torch
+        parts = [self.tensors(p) for p in preps]
+        s, c, v, lp, t = parts[0] if len(parts) == 1 else [torch.cat(x) for x in zip(*parts)]
+        row_weight = torch.cat([torch.full((len(x[0]),), scale / (len(parts) * len(x[0])), device=self.dev)
+                                for x in parts])
+        with torch.autocast(self.dev.type, dtype=torch.bfloat16, enabled=self.autocast):
+            logp = net(s, c, v, lp)
+        logp = logp.float()
+        per_row = -(t * logp).sum(dim=1)
+        if self.s["l1_weight"]:
+            per_row = per_row + self.s["l1_weight"] * (logp.exp() - t).abs().sum(dim=1)
+        return (per_row * row_weight).sum()
+
+    def epoch(self, net, opt, train_p, key, progress) -> float:
+        """One pass over `train_p` in an order drawn from `key`; the mean step loss (over
+        all processes)."""
+        batches = self.batches(train_p, key)
+        forward = self._wrapped[1] if self._wrapped[0] is net else net
         net.train()
-        losses = []
+        total, real = 0.0, 0
         for step, batch in enumerate(batches, 1):
             opt.zero_grad()
-            loss = 0.0
-            for i in batch:
-                s, c, v, lp, t = self.tensors(train_p[i])
-                logp = net(s, c, v, lp)
-                term = -(t * logp).sum(dim=1).mean()
-                if self.s["l1_weight"]:
-                    term = term + self.s["l1_weight"] * (logp.exp() - t).abs().sum(dim=1).mean()
-                loss = loss + term / len(batch)
+            if len(batch):
+                loss = self.loss(forward, [train_p[i] for i in batch])
+                total, real = total + float(loss.detach()), real + 1
+            else:   # none of this step's characters is here: a zero term keeps in step with the others
+                loss = self.loss(forward, [self.any_mine], scale=0.0)
             loss.backward()
             opt.step()
-            losses.append(float(loss.detach()))
             self.notify({"stage": "step", **progress, "step": step, "steps": len(batches)})
-        return float(np.mean(losses))
+        total, real = self.group.sum([total, real])
+        return float(total / max(real, 1))
 
     def scores(self, params, preps):
-        """(cross entropy, candidate L1) per character for numpy params."""
-        out = []
-        for p in preps:
-            probs = forward(params, *self.model.inputs(p["features"]))
-            out.append((cross_entropy(probs, p), candidate_l1(probs, p)))
-        return out
+        """(cross entropy, candidate L1) per character for numpy params; each process
+        scores its own characters."""
+        local = {}
+        for i, p in enumerate(preps):
+            if self.mine(p):
+                probs = forward(params, *self.model.inputs(p["features"]))
+                local[i] = (cross_entropy(probs, p), candidate_l1(probs, p))
+        merged = self.group.gather(local)
+        return [merged[i] for i in range(len(preps))]
 
     def save(self, **state):
+        if not self.group.is_main:
+            return
         torch = self.torch
         state = {"fingerprint": self.fingerprint, **state}
         save_atomic(lambda partial: torch.save(state, str(partial)), self.ckpt_path)
@@ -453,7 +494,7 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
                      progress=None, selection: str = "auto", folds: int = FOLDS,
                      patience: int = 30, min_epochs: int = MIN_EPOCHS, val_fraction: float = 0.2,
                      val_families=None, validation=None, hidden: int = 32, embed: int = 16,
-                     hidden2: int = 32, weight_decay: float = 0.0, device=None,
+                     hidden2: int = 32, weight_decay: float = 0.0, device=None, precision: str = "auto",
                      checkpoint_path=None, feature_fn=None, smoothing=(0,),
                      threads: int | None = 1, lr_decay: float = 0.5, decay_patience: int = 8,
                      l1_weight: float = 30.0, trainable=None, info: dict | None = None) -> dict:
@@ -477,8 +518,12 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
     better validation L1; folds use a constant rate. `l1_weight`: weight of the candidate
     L1 added to the cross entropy (cross entropy alone makes the network hedge; see
     models/skin_default.md). `trainable`: names of the parameters to train (None: all;
-    e.g. ("W2b", "b2b", "alpha") fine-tunes only the score head). Returns a report dict
-    (also saved as MODEL.json).
+    e.g. ("W2b", "b2b", "alpha") fine-tunes only the score head). `device`: None or
+    "auto" (CUDA when there is a GPU), "cpu", "cuda". `precision`: "auto" (bfloat16
+    autocast on a CUDA GPU that has it, float32 otherwise), "fp32" or "bf16".
+    Under torchrun the call is one of N processes (distributed.py): the characters are
+    shared out, gradients averaged, and process 0 alone reports and writes files.
+    Returns a report dict (also saved as MODEL.json).
     """
     torch = _torch()
     started = time.perf_counter()
@@ -502,63 +547,124 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
             raise BonesmithError("Every character is in a validation family; nothing is left to train on")
     else:
         train_chars, val_chars = characters, []
+    dev_type = device_type(torch, device)
+    group = group_from_environment(torch, dev_type)
+    try:
+        if len(train_chars) < group.size:
+            raise BonesmithError(f"{group.size} training processes need at least as many training characters "
+                                 f"(got {len(train_chars)}): start fewer processes")
+        dev = torch.device(f"cuda:{torch.cuda.current_device()}" if dev_type == "cuda" and group.distributed
+                           else device if device not in (None, "auto") else dev_type)
+        return _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path, start, init,
+                      mode, progress, feature_fn, dict(
+                          epochs=epochs, lr=lr, batch_characters=batch_characters, seed=seed, resume=resume,
+                          folds=folds, patience=patience, min_epochs=min_epochs, hidden=hidden, embed=embed,
+                          hidden2=hidden2, weight_decay=weight_decay, smoothing=smoothing, threads=threads,
+                          lr_decay=lr_decay, decay_patience=decay_patience, l1_weight=l1_weight,
+                          trainable=trainable, info=info, precision=precision), started)
+    finally:
+        group.close()
 
+
+def device_type(torch, device) -> str:
+    """"cpu" or "cuda" for a `device` setting (None/"auto": CUDA when torch sees a GPU)."""
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    kind = torch.device(device).type
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise BonesmithError("Training on CUDA was asked for, but this PyTorch sees no CUDA GPU (a CPU-only "
+                             "build, or no driver): use --device cpu or auto")
+    if kind not in ("cpu", "cuda"):
+        raise BonesmithError(f"Cannot train on device {device!r}: use auto, cpu or cuda")
+    return kind
+
+
+def _use_autocast(torch, dev, precision: str) -> bool:
+    if precision not in ("auto", "fp32", "bf16"):
+        raise ValueError(f"precision must be 'auto', 'fp32' or 'bf16', not {precision!r}")
+    if precision == "auto":
+        return dev.type == "cuda" and torch.cuda.is_bf16_supported()
+    return precision == "bf16"
+
+
+def _prepare_shared(all_chars, sizes_from, group, notify, feature_fn) -> list:
+    """Features of the characters this process owns; the others are stubs (name, family,
+    owner). Training, validation and extra characters are shared out separately, so each
+    process gets its share of each."""
+    owner = np.concatenate([owners([len(c["vertices"]) for c in chars], group.size) if chars
+                            else np.zeros(0, np.int64) for chars in sizes_from])
+    mine = [i for i in range(len(all_chars)) if owner[i] == group.rank]
+    preps = [{"name": ch.get("name", ""), "family": family(ch), "owner": int(owner[i])}
+             for i, ch in enumerate(all_chars)]
+    for done, i in enumerate(mine):
+        notify({"stage": "features", "done": done, "total": len(mine), "name": all_chars[i].get("name", "")})
+        preps[i] = {**prepare_character(all_chars[i], feature_fn), "owner": int(owner[i])}
+    notify({"stage": "features", "done": len(mine), "total": len(mine), "name": ""})
+    return preps
+
+
+def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path, start, init, mode,
+           progress, feature_fn, o, started) -> dict:
+    """train_skin_model once the characters are checked and the processes joined; `o`
+    holds its remaining options."""
     def notify(payload):
-        if progress is not None and progress(payload) is False:
+        if group.is_main and progress is not None and progress(payload) is False:
             raise Cancelled("Training was cancelled")
 
+    if group.distributed:
+        notify({"stage": "message", "message": group.describe()})
     all_chars = train_chars + val_chars + extra
-    preps = []
-    for i, ch in enumerate(all_chars):
-        notify({"stage": "features", "done": i, "total": len(all_chars), "name": ch.get("name", "")})
-        preps.append(prepare_character(ch, feature_fn))
-    notify({"stage": "features", "done": len(all_chars), "total": len(all_chars), "name": ""})
+    t_features = time.perf_counter()
+    preps = _prepare_shared(all_chars, (train_chars, val_chars, extra), group, notify, feature_fn)
+    group.barrier()
+    feature_seconds = time.perf_counter() - t_features
     train_p = preps[:len(train_chars)]
     val_p = preps[len(train_chars):len(train_chars) + len(val_chars)]
     extra_p = preps[len(train_chars) + len(val_chars):]
-    n_features = int(np.asarray(train_p[0]["features"].x).shape[1])
+    first_mine = next(p for p in train_p if p["owner"] == group.rank)
+    n_features = int(np.asarray(first_mine["features"].x).shape[1])
 
     if start is None:
-        model = SkinModel.untrained(n_features, train_p[0]["layout"], hidden=hidden, embed=embed,
-                                    hidden2=hidden2, seed=seed)
-        model.stats = _stats(train_p, model)
+        model = SkinModel.untrained(n_features, first_mine["layout"], hidden=o["hidden"], embed=o["embed"],
+                                    hidden2=o["hidden2"], seed=o["seed"])
+        model.stats = _stats([p for p in train_p if p["owner"] == group.rank], model, group)
         init_name = "none (a fresh network: the heat prior)"
     else:
-        _check_start(start, train_p[0])
+        _check_start(start, first_mine)
         model = _copy(start)
         init_name = ("the shipped default model" if isinstance(init, str) and init == "default"
                      else str(init) if isinstance(init, (str, Path)) else "the given model")
     start_params = {k: np.array(v, np.float32) for k, v in model.params.items()}
-    n_folds = max(2, min(int(folds), _n_groups(train_p))) if mode == "folds" else 0
-    settings = dict(epochs=epochs, lr=lr, batch_characters=batch_characters, seed=seed,
-                    selection=mode, folds=n_folds, patience=patience, min_epochs=min_epochs,
-                    lr_decay=lr_decay, decay_patience=decay_patience, l1_weight=l1_weight,
+    n_folds = max(2, min(int(o["folds"]), _n_groups(train_p))) if mode == "folds" else 0
+    trainable = o["trainable"]
+    settings = dict(epochs=o["epochs"], lr=o["lr"], batch_characters=o["batch_characters"], seed=o["seed"],
+                    selection=mode, folds=n_folds, patience=o["patience"], min_epochs=o["min_epochs"],
+                    lr_decay=o["lr_decay"], decay_patience=o["decay_patience"], l1_weight=o["l1_weight"],
                     hidden=model.config["hidden"], embed=model.config["embed"],
-                    hidden2=model.config["hidden2"], weight_decay=weight_decay, n_features=n_features,
+                    hidden2=model.config["hidden2"], weight_decay=o["weight_decay"], n_features=n_features,
                     trainable=sorted(trainable) if trainable else None,
                     init=hashlib.sha256(b"".join(start_params[k].tobytes() for k in sorted(start_params)))
                     .hexdigest()[:12])
     fingerprint = _fingerprint([[p["name"] for p in train_p], [p["name"] for p in val_p]], settings)
 
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    dev = torch.device(device)
-    run = _Runner(torch, dev, model, settings, notify, ckpt_path, fingerprint)
-    resume_state = run.load() if resume else None
+    autocast = _use_autocast(torch, dev, o["precision"])
+    run = _Runner(torch, dev, model, settings, notify, ckpt_path, fingerprint, group, autocast)
+    run.any_mine = first_mine
+    resume_state = run.load() if o["resume"] else None
 
     det_before = torch.are_deterministic_algorithms_enabled()
     threads_before = torch.get_num_threads()
-    if threads and dev.type == "cpu":
-        torch.set_num_threads(int(threads))
+    if o["threads"] and dev.type == "cpu":
+        torch.set_num_threads(int(o["threads"]))
     torch.use_deterministic_algorithms(True, warn_only=True)
     curves, mean_curve, stopped_early = [], None, False
     try:
         if mode == "holdout":
             params, best_epoch, history, stopped_early = _holdout(
-                run, train_p, val_p, start_params, resume_state, epochs, patience, min_epochs)
+                run, train_p, val_p, start_params, resume_state, o["epochs"], o["patience"], o["min_epochs"])
         else:
             params, best_epoch, history, curves, mean_curve = _folds(
-                run, train_p, start_params, resume_state, epochs, n_folds)
+                run, train_p, start_params, resume_state, o["epochs"], n_folds)
     finally:
         torch.use_deterministic_algorithms(det_before)
         torch.set_num_threads(threads_before)
@@ -567,21 +673,22 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
     model.params = params
     smooth_table = {}
     if mode == "holdout" and not kept_start:
-        smooth_table = _choose_smoothing(model, val_p, smoothing)
+        smooth_table = _choose_smoothing(model, val_p, o["smoothing"], group)
         if smooth_table:
             model.config["smooth"] = {"iterations": int(min(smooth_table, key=smooth_table.get)), "strength": 0.5}
 
     start_copy = SkinModel(start_params, model.stats, json.loads(json.dumps(model.config)))
     if mode == "holdout":
-        rows = _rows(model, val_p, start_copy)
+        rows = _rows(model, val_p, group, start_copy)
     else:
-        rows = _rows(model, train_p, start_copy, [c[best_epoch] for c in curves])
+        rows = _rows(model, train_p, group, start_copy, [c[best_epoch] for c in curves])
     mean = lambda key: float(np.mean([r[key] for r in rows])) if rows else None  # noqa: E731
     report = {
         "out": str(out_path), "date": date.today().isoformat(), "device": str(dev),
+        "processes": group.size, "backend": group.backend, "precision": "bf16" if autocast else "fp32",
         "torch": torch.__version__, "settings": settings, "fingerprint": fingerprint,
         "n_parameters": model.n_parameters, "init": init_name, "selection": mode, "folds": n_folds,
-        "epochs_run": len(history) if mode == "holdout" else n_folds * epochs + best_epoch,
+        "epochs_run": len(history) if mode == "holdout" else n_folds * o["epochs"] + best_epoch,
         "best_epoch": best_epoch, "kept_start": kept_start,
         "improved_characters": [int(sum(r["l1"] < r["start_l1"] - IMPROVEMENT for r in rows)), len(rows)],
         "best_val_l1": mean("l1"), "start_val_l1": mean("start_l1"), "prior_val_l1": mean("prior_l1"),
@@ -591,8 +698,8 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
         "val_families": sorted({p["family"] for p in val_p}),
         "smoothing_val_l1": {str(k): v for k, v in smooth_table.items()},
         "val_characters": rows,
-        "extra_characters": _rows(model, extra_p, start_copy),
-        "seconds": round(time.perf_counter() - started, 1),
+        "extra_characters": _rows(model, extra_p, group, start_copy),
+        "seconds": round(time.perf_counter() - started, 1), "feature_seconds": round(feature_seconds, 2),
     }
     model.config["info"] = {**model.config.get("info", {}),
                             "date": report["date"], "train_characters": len(train_p),
@@ -601,11 +708,13 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
                             "improved_characters": report["improved_characters"],
                             "best_val_l1": report["best_val_l1"], "start_val_l1": report["start_val_l1"],
                             "prior_val_l1": report["prior_val_l1"], "init": init_name,
-                            "settings": settings, **(info or {})}
-    model.save(out_path)
-    Path(str(out_path) + ".json").write_text(json.dumps(report, indent=1))
-    ckpt_path.unlink(missing_ok=True)     # the run is complete: nothing left to resume
+                            "settings": settings, **(o["info"] or {})}
+    if group.is_main:
+        model.save(out_path)
+        Path(str(out_path) + ".json").write_text(json.dumps(report, indent=1))
+        ckpt_path.unlink(missing_ok=True)     # the run is complete: nothing left to resume
     notify({"stage": "done", "message": summary(report)})
+    group.barrier()                           # the model is written before any process returns
     return report
 
 
@@ -623,7 +732,7 @@ def summary(report: dict) -> str:
             f"better on {better} of {total} characters; heat prior {p:.4f}), {report['best_epoch']} epochs")
 
 
-def _choose_smoothing(model, val_p, iterations, strength: float = 0.5) -> dict:
+def _choose_smoothing(model, val_p, iterations, group, strength: float = 0.5) -> dict:
     """Validation L1 per surface-smoothing iteration count (model.predict with it)."""
     iterations = sorted({int(i) for i in iterations})
     if len(iterations) <= 1 or not val_p:
@@ -633,18 +742,22 @@ def _choose_smoothing(model, val_p, iterations, strength: float = 0.5) -> dict:
     try:
         for i in iterations:
             model.config["smooth"] = {"iterations": i, "strength": strength}
-            table[i] = float(np.mean([candidate_l1(model.predict(p["features"]), p) for p in val_p]))
+            local = {k: candidate_l1(model.predict(p["features"]), p)
+                     for k, p in enumerate(val_p) if p["owner"] == group.rank}
+            table[i] = float(np.mean(list(group.gather(local).values())))
     finally:
         model.config["smooth"] = keep
     return table
 
 
-def _rows(model, preps, start=None, trained_l1=None) -> list:
+def _rows(model, preps, group, start=None, trained_l1=None) -> list:
     """Per character: L1 (and cross entropy) of the trained model (or `trained_l1[name]`,
     the out-of-fold figures, aligned with `preps`), of the start model and of the heat prior;
-    the candidates' coverage."""
-    rows = []
+    the candidates' coverage. Each process scores its own characters."""
+    local = {}
     for i, p in enumerate(preps):
+        if p.get("owner", group.rank) != group.rank:
+            continue
         fs = p["features"]
         probs = model.predict(fs)
         prior = np.where(candidate_mask(fs.candidates), fs.prior, 0.0)
@@ -656,11 +769,12 @@ def _rows(model, preps, start=None, trained_l1=None) -> list:
             row["start_l1"] = candidate_l1(start.predict(fs), p)
         if trained_l1 is not None:
             row["l1"] = float(trained_l1[i])
-        rows.append(row)
-    return rows
+        local[i] = row
+    rows = group.gather(local)
+    return [rows[i] for i in range(len(preps))]
 
 
 def evaluate_model(model: SkinModel, characters, feature_fn=None) -> list:
     """Per character: candidate-space L1 (welded vertices, before pruning) and cross
     entropy of `model` and of the heat prior alone, and the candidates' coverage."""
-    return _rows(model, [prepare_character(ch, feature_fn) for ch in characters])
+    return _rows(model, [prepare_character(ch, feature_fn) for ch in characters], Group())
