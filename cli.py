@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import batch
 from .core.errors import BonesmithError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -29,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _add_skeleton_parser(commands)
     _add_skin_parser(commands)
+    batch.add_parser(commands)
     _add_demo_parser(commands)
     _add_train_skin_parser(commands)
     _add_correctives_parser(commands)
