@@ -5,7 +5,7 @@ with Blender's Automatic Weights (bone heat).
     .venv/bin/python bench/skin.py [--split val|train|all] [--only PREFIX[,PREFIX]]
         [--methods blender,blender4,geodesic,prior,autoskin] [--model PATH] [--limit N]
         [--jobs 2] [--timeout 300] [--no-cache]
-    .venv/bin/python bench/skin.py --scaling [--methods prior,blender]
+    .venv/bin/python bench/skin.py --scaling [--methods prior,blender] [--profile]
 
 Every method gets the same mesh (`verts`, `faces`) and the artist's armature (`joints`
 -> `joint_tails`, `parents`). Per character and method (docs/metrics.md#skin-metrics):
@@ -79,6 +79,8 @@ def parse_args(argv=None):
     ap.add_argument("--scaling-record", default="mpfb_game_engine_neutral")
     ap.add_argument("--scaling-levels", default="0,1,2")
     ap.add_argument("--scaling-timeout", type=float, default=600.0)
+    ap.add_argument("--profile", action="store_true",
+                    help="with --scaling: Auto Skin's seconds per stage (cProfile) at each size")
     a = ap.parse_args(argv)
     a.methods = [m.strip() for m in a.methods.split(",") if m.strip()]
     bad = [m for m in a.methods if m not in METHODS and m != "blender4"]
@@ -347,10 +349,14 @@ def scaling(args):
                 row["error"] = res.get("error", "")[:200]
             print(row, flush=True)
             rows.append(row)
+    if args.profile:
+        rows_profile = profile_rows(rec, V0, F0, [int(x) for x in args.scaling_levels.split(",")], args)
     header = ["vertices", "bones", "method", "status", "seconds", "unweighted", "peak RSS MB"]
     tab = markdown_table(header, [[r["n_verts"], r["n_bones"], r["method"], r["status"], fmt(r.get("seconds")),
                                    r.get("unweighted", "–"), fmt(r.get("peak_rss_mb"), 0)] for r in rows])
     text = f"# Auto Skin scaling\n\n`{args.scaling_record}` midpoint-subdivided.\n\n{tab}\n"
+    if args.profile:
+        text += f"\n## Auto Skin per stage (seconds, cProfile: cumulative, so nested stages overlap)\n\n{rows_profile}\n"
     print(text)
     (args.out / "skin_scaling.md").write_text(text)
     with open(args.out / "skin_scaling.csv", "w", newline="") as fh:
@@ -359,6 +365,29 @@ def scaling(args):
         w.writeheader()
         w.writerows(rows)
     return 0
+
+
+def profile_rows(rec, V0, F0, levels, args) -> str:
+    """Auto Skin's seconds per stage at each subdivision level, as a table (stages x sizes)."""
+    from skin_methods import PROFILE_STAGES
+    columns, sizes = [], []
+    for lvl in levels:
+        V, F = V0, F0
+        for _ in range(lvl):
+            V, F = subdivide_midpoint(V, F)
+        with Worker() as w:
+            w.call("skin_methods:warm_up", "autoskin", timeout=300)
+            res = w.call("skin_methods:profile_autoskin", V, F, rec["joints"], rec["tails"], rec["parents"],
+                         timeout=args.scaling_timeout)
+        if res["status"] != "ok":
+            print(f"profile at level {lvl}: {res['status']} {res.get('error', '')[:200]}", flush=True)
+            continue
+        sizes.append(f"{len(V):,} vertices")
+        columns.append({**res["result"]["stages"], "total": res["result"]["seconds"],
+                        "peak RSS MB": res.get("peak_rss_mb")})
+    labels = [label for label, *_ in PROFILE_STAGES] + ["total", "peak RSS MB"]
+    return markdown_table(["stage"] + sizes, [[label] + [fmt(c.get(label), 0 if label == "peak RSS MB" else 2)
+                                                         for c in columns] for label in labels])
 
 
 if __name__ == "__main__":

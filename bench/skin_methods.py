@@ -113,4 +113,36 @@ def run_autoskin(verts, faces, joints, tails, parents, model=None, **kw):
                                                                   if isinstance(v, (int, float, str))}}
 
 
+# Auto Skin's stages for --profile: (label, module file, function) whose cumulative
+# seconds cProfile reports; nested stages are inside "features" (see docs/auto_skin.md).
+PROFILE_STAGES = [
+    ("prepare (weld, clean, stand up)", "skinning/prep.py", "prepare"),
+    ("dense proxy (decimate)", "skinning/prep.py", "dense_proxy"),
+    ("features, all", "skinning/features.py", "compute_features"),
+    ("  bone distances", "skinning/geometry.py", "bone_distances"),
+    ("  visibility tests", "skinning/heat.py", "visible_nearest"),
+    ("  heat: factorisation", "scipy/sparse/linalg/_dsolve/linsolve.py", "splu"),
+    ("  heat: solves", "~", "<method 'solve' of 'SuperLU' objects>"),
+    ("  geodesics", "skinning/geodesic.py", "bone_geodesics"),
+    ("network", "skinning/network.py", "forward"),
+    ("weights back to the mesh", "skinning/prep.py", "transfer_weights"),
+    ("pruning", "skinning/weights.py", "prune"),
+]
+
+
+def profile_autoskin(verts, faces, joints, tails, parents, model=None, **kw):
+    """run_autoskin under cProfile: seconds per stage (PROFILE_STAGES) and in all."""
+    import cProfile
+    import pstats
+    profiler = cProfile.Profile()
+    profiler.enable()
+    result = run_autoskin(verts, faces, joints, tails, parents, model=model)
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats
+    stages = {}
+    for label, where, name in PROFILE_STAGES:
+        stages[label] = sum(v[3] for (path, _, func), v in stats.items() if func == name and path.endswith(where))
+    return {"W": result["W"], "seconds": result["seconds"], "stages": stages}
+
+
 METHODS = {"blender": run_blender, "geodesic": run_geodesic, "prior": run_prior, "autoskin": run_autoskin}

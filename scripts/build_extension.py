@@ -7,7 +7,7 @@
 Steps:
 1. Validate the committed source with Blender's own validator (`blender_ext.py validate .`).
 2. Download the runtime wheels Blender does not ship (scipy, robust-laplacian,
-   fast-simplification; versions pinned in requirements.txt) for every requested
+   fast-simplification, embreex; versions pinned in requirements.txt) for every requested
    platform and Python (3.11 and 3.13: one zip serves Blender 4.2 to 5.2) with
    `pip download --only-binary=:all: --no-deps`, cached in `wheels/`
    (git-ignored; `wheels/index.json` records which file was chosen and its sha256,
@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = "blender_manifest.toml"
 
 # Packages bundled as wheels. numpy is shipped by Blender itself; bpy and torch are never bundled.
-BUNDLED = ("scipy", "robust-laplacian", "fast-simplification")
+BUNDLED = ("scipy", "robust-laplacian", "fast-simplification", "embreex")
 # Requirements of the bundled wheels that Blender already provides.
 PROVIDED_BY_BLENDER = {"numpy"}
 
@@ -56,7 +56,9 @@ PIP_PLATFORMS = {
     "linux-x64": [f"manylinux_2_{minor}_x86_64" for minor in range(28, 16, -1)]
     + ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"],
     "windows-x64": ["win_amd64"],
-    "macos-arm64": ["macosx_12_0_arm64"],
+    # embreex has macOS-13 wheels only (on macOS 11/12 it does not load and Auto Skin
+    # falls back to its numpy ray test, core/skinning/rays.py).
+    "macos-arm64": ["macosx_12_0_arm64", "macosx_13_0_arm64"],
     "macos-x64": ["macosx_10_13_x86_64"],
     "linux-arm64": [f"manylinux_2_{minor}_aarch64" for minor in range(28, 16, -1)] + ["manylinux2014_aarch64"],
     "windows-arm64": ["win_arm64"],

@@ -29,7 +29,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_SCRIPT = ROOT / "scripts" / "build_extension.py"
 PLATFORM = "linux-x64"
-BUNDLED = ("scipy", "robust-laplacian", "fast-simplification")
+BUNDLED = ("scipy", "robust-laplacian", "fast-simplification", "embreex")
 PYTHONS = ("cp311", "cp313")
 TIMEOUT = 900
 
@@ -135,6 +135,7 @@ try:
     import scipy.sparse.linalg  # a compiled module: it must be built for this very Python
     R["python"] = "cp%d%d" % sys.version_info[:2]
     R["scipy_extension"] = scipy.sparse.linalg._dsolve._superlu.__file__
+    from embreex import rtcore_scene  # noqa: F401 - the compiled Embree binding loads in Blender
     R["stage"] = "enabled"
 
     # A crude character: torso, head, two arms, two legs, joined into one mesh.
@@ -199,7 +200,7 @@ def run_zip_in_blender(zip_path: Path, home: Path, blender: list[str]) -> dict:
         "pkg_id": manifest["id"],
         "forbidden_roots": sorted(venv_site | {str(ROOT)}),
         "hidden_modules": import_names + ["bonesmith"],
-        "bundled_import_names": [n for n in ("scipy", "robust_laplacian", "fast_simplification")
+        "bundled_import_names": [n for n in ("scipy", "robust_laplacian", "fast_simplification", "embreex")
                                  if n in import_names],
     }
     driver = home / "driver.py"
@@ -288,7 +289,7 @@ def test_zip_installs_and_enables(installed):
     assert os.path.realpath(r["package_file"]).startswith(home), r["package_file"]
     assert r.get("has_operator"), "bpy.ops.bonesmith.auto_skeleton is not registered\n" + _explain(r)
     # The bundled wheels, not the venv's copies, provide scipy & co.
-    assert set(r.get("bundled_modules", {})) == {"scipy", "robust_laplacian", "fast_simplification"}, _explain(r)
+    assert set(r.get("bundled_modules", {})) == {"scipy", "robust_laplacian", "fast_simplification", "embreex"}, _explain(r)
     for name, path in r["bundled_modules"].items():
         assert os.path.realpath(path).startswith(home), (name, path)
     # Blender picked the wheels of its own Python out of the zip's two sets.

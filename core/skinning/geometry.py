@@ -103,7 +103,22 @@ def vertex_normals(V, F, area_weighted: bool = False):
 
 
 def segments_blocked(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False):
-    """For each segment P0[i] -> P1[i]: does it cross a triangle of (V, F)?
+    """For each segment P0[i] -> P1[i]: does it cross a triangle of (V, F)? The rules
+    are segments_blocked_exact's; the test runs on Embree when it is installed (rays.py)."""
+    return segment_tester(V, F)(P0, P1, skip_vertex, tol=tol, front_only=front_only)
+
+
+def segment_tester(V, F):
+    """segments_blocked for one mesh and many queries, as a function (P0, P1,
+    skip_vertex=None, *, tol, front_only) -> (S,) bool: Embree's scene is built once."""
+    from .rays import Scene, embree_available
+    if embree_available() and len(F):
+        return Scene(V, F).segments_blocked
+    return lambda P0, P1, skip_vertex=None, **kw: segments_blocked_exact(V, F, P0, P1, skip_vertex, **kw)
+
+
+def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False):
+    """For each segment P0[i] -> P1[i]: does it cross a triangle of (V, F)? (numpy, float64)
 
     Triangles that contain skip_vertex[i] (the segment's own start vertex) are ignored,
     and hits within `tol` (relative) of either end do not count. front_only: only

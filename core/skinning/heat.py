@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
 from ..mesh import weld_positions
-from .geometry import bone_distances, cotangent_laplacian, orient_faces, segments_blocked, vertex_normals
+from .geometry import bone_distances, cotangent_laplacian, orient_faces, segment_tester, vertex_normals
 from .prep import Bones, SkinMesh
 
 TIE_EPS = 1e-4          # bones within this relative distance of the nearest count as tied (Blender)
@@ -115,9 +115,11 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
     FF = mesh.F if F is None else F
     front = opt.front_only
 
+    test = segment_tester(V, FF) if opt.visibility else None
+
     def blocked(vs, bs):
         cp = bones.heads[bs] + tpar[vs, bs][:, None] * (bones.tails[bs] - bones.heads[bs])
-        return segments_blocked(V, FF, V[vs], cp, skip_vertex=vs, front_only=front)
+        return test(V[vs], cp, skip_vertex=vs, front_only=front)
 
     rep = representatives(V, mesh.F, opt.max_visibility_rays) if opt.visibility else None
     for r in range(tries):
