@@ -194,7 +194,8 @@ def upright(mesh: SkinMesh, bones: Bones) -> tuple[SkinMesh, Bones]:
             Bones(bones.heads @ turn.T, bones.tails @ turn.T, bones.parents))
 
 
-PROXY_VERTICES = 50000     # a welded mesh above this is weighted on a decimated proxy of about this size
+PROXY_VERTICES = 15000     # a welded mesh above this is weighted on a decimated proxy of about this size
+                           # (time and memory bounded; 15k vs 20k and 50k: docs/auto_skin.md#preparation)
 
 
 def dense_proxy(mesh: SkinMesh, target: int | None = None) -> SkinMesh:
