@@ -83,6 +83,18 @@ class CachedFeatures:
         return fs
 
 
+def subdivided_copy(ch: dict) -> dict:
+    """The character midpoint-subdivided once, its weights interpolated onto the midpoints
+    (same family: it stays on the training side of every split)."""
+    from bonesmith.core.mesh import subdivide_midpoint, unique_edges
+    e = unique_edges(ch["faces"])
+    V, F = subdivide_midpoint(ch["vertices"], ch["faces"])
+    W = np.vstack([ch["weights"], 0.5 * (ch["weights"][e[:, 0]] + ch["weights"][e[:, 1]])])
+    unweighted = W.sum(axis=1) <= 1e-12
+    return {**ch, "name": ch["name"] + "_subdivided", "vertices": V, "faces": F, "weights": W,
+            "unweighted": unweighted}
+
+
 def per_source_table(rows) -> str:
     by = {}
     for r in rows:
@@ -120,6 +132,10 @@ def main(argv=None) -> int:
                     "early stopping (their validation families are still evaluated)")
     ap.add_argument("--drop-columns", default="", help="ablation: per-candidate feature offsets (e.g. "
                     "11,12,13,14,15) the network does not see")
+    ap.add_argument("--augment-subdivided", type=int, default=0, metavar="MAX_VERTICES",
+                    help="add a midpoint-subdivided copy (weights interpolated) of every training "
+                         "character with at most this many vertices, so the network sees the same "
+                         "body at two resolutions (0: none)")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--device", default=None)
     args = ap.parse_args(argv)
@@ -145,6 +161,10 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     train_chars, val_chars, extra = load(train_names), load(val_names), load(extra_names)
+    if args.augment_subdivided:
+        copies = [subdivided_copy(ch) for ch in train_chars if len(ch["vertices"]) <= args.augment_subdivided]
+        print(f"augmented: {len(copies)} subdivided copies", flush=True)
+        train_chars += copies
     feats = CachedFeatures(RESULTS / "skin_features")
     feats.drop = tuple(int(c) for c in args.drop_columns.split(",") if c)
     report = skin_train.train_skin_model(
