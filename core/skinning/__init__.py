@@ -90,8 +90,7 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
         W = _welded_weights(fs, net, max_influences)
         info.update(fs.info, method="model")
     if work is not mesh:
-        W = transfer_weights(W, work, mesh, lambda rows: prune(
-            rows, int(max_influences), parents=bones.parents if REDISTRIBUTE else None))
+        W = transfer_weights(W, work, mesh, int(max_influences), bones.parents if REDISTRIBUTE else None)
     W = W[mesh.vmap]
     return (W, info) if return_info else W
 

@@ -219,10 +219,13 @@ TRANSFER_NEIGHBOURS = 4    # proxy vertices each mesh vertex takes its weights f
 TRANSFER_CHUNK = 200000    # rows at a time (bounds memory at a million vertices)
 
 
-def transfer_weights(W_proxy, proxy: SkinMesh, mesh: SkinMesh, prune_rows) -> np.ndarray:
+def transfer_weights(W_proxy, proxy: SkinMesh, mesh: SkinMesh, max_influences: int, parents=None) -> np.ndarray:
     """(mesh.n, J) weights of the full mesh from a proxy's (proxy.n, J): each vertex
     mixes its TRANSFER_NEIGHBOURS nearest proxy vertices, inversely to the squared
-    distance, and `prune_rows(rows)` brings each chunk back to the influence limit."""
+    distance, and its row is pruned back to `max_influences` (weights.prune with
+    `parents`). Rows stay compact (their few bones) until the end: linear in the vertex
+    count, TRANSFER_CHUNK rows at a time."""
+    from .weights import merge_entries, prune, to_dense
     tree = cKDTree(proxy.V)
     J = W_proxy.shape[1]
     bones, values = _row_nonzeros(W_proxy)           # (n_proxy, m): the few influences of each row
@@ -233,10 +236,10 @@ def transfer_weights(W_proxy, proxy: SkinMesh, mesh: SkinMesh, prune_rows) -> np
         d, idx = d.reshape(len(P), -1), idx.reshape(len(P), -1)
         w = 1.0 / np.maximum(d, 1e-9) ** 2
         w /= w.sum(axis=1, keepdims=True)
-        rows = np.broadcast_to(np.arange(len(P))[:, None, None], bones[idx].shape)
-        mixed = np.bincount((rows * J + bones[idx]).ravel(), (w[:, :, None] * values[idx]).ravel(),
-                            minlength=len(P) * J).reshape(len(P), J)
-        out[start:start + len(P)] = prune_rows(mixed)
+        row_bones, row_values = merge_entries(bones[idx].reshape(len(P), -1),
+                                              (w[:, :, None] * values[idx]).reshape(len(P), -1))
+        kept = prune(row_values, max_influences, parents=parents, columns=row_bones)
+        out[start:start + len(P)] = to_dense(row_bones, kept, J)
     return out
 
 

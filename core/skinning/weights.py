@@ -44,10 +44,15 @@ def tree_distance(parents) -> np.ndarray:
     return np.where(np.isfinite(D), D, 1e6)
 
 
-def prune(W, max_influences: int = 4, min_weight: float = 0.0, fallback=None, parents=None) -> np.ndarray:
+def prune(W, max_influences: int = 4, min_weight: float = 0.0, fallback=None, parents=None,
+          columns=None) -> np.ndarray:
     """Keep each row's `max_influences` largest weights (and those >= min_weight of the
     row's total) and make the row sum to 1. Rows that are empty or not finite get
     weight 1 on `fallback[i]` (a bone index per row; bone 0 if not given).
+
+    `columns` (V, m) int: W holds each row's few entries, W[i, c] being the weight of bone
+    columns[i, c] (each bone at most once per row, see `merge_entries`); the result is in
+    the same compact form. None: W is (V, J), column = bone.
 
     Without `parents` the kept weights are scaled up. With `parents` each dropped
     weight goes to the kept bone nearest to it in the bone tree (ties: the heavier), so
@@ -71,13 +76,14 @@ def prune(W, max_influences: int = 4, min_weight: float = 0.0, fallback=None, pa
         top = np.where(top >= min_weight * tot, top, 0.0)
     out[rows, idx] = top
     if parents is not None and k < J:
-        D = tree_distance(parents)
+        D = tree_distance(parents)                       # (bones, bones), also for compact rows
         drop = W - out                                   # (V, J) weights that were cut
         dr, db = np.nonzero(drop > 0)
         if len(dr):
             kept = idx[dr]                               # (m, k) candidates for each cut weight
             kw = out[dr[:, None], kept]
-            cost = D[db[:, None], kept] - 1e-3 * kw      # nearest in the tree, then heavier
+            bone = (lambda r, c: c) if columns is None else (lambda r, c: columns[r, c])
+            cost = D[bone(dr, db)[:, None], bone(dr[:, None], kept)] - 1e-3 * kw   # nearest in the tree, then heavier
             cost = np.where(kw > 0, cost, np.inf)
             has = np.isfinite(cost).any(axis=1)
             tgt = kept[np.arange(len(dr)), np.argmin(np.where(np.isfinite(cost), cost, 1e12), axis=1)]
@@ -85,9 +91,36 @@ def prune(W, max_influences: int = 4, min_weight: float = 0.0, fallback=None, pa
     s = out.sum(axis=1)
     bad = ~(s > 0)
     if bad.any():
+        if columns is not None:
+            raise ValueError("compact rows (columns) must not be empty")
         fb = np.zeros(V, np.int64) if fallback is None else np.asarray(fallback, dtype=np.int64)
         out[bad] = 0.0
         out[np.flatnonzero(bad), fb[bad]] = 1.0
         s = out.sum(axis=1)
     out /= s[:, None]
     return out
+
+
+def merge_entries(bones, values):
+    """Rows of (bone, weight) entries, a bone possibly repeated: (bones, values) of the
+    same shape with each bone once per row (weights added; freed slots weight 0, bone of
+    the row's first entry)."""
+    n, m = bones.shape
+    order = np.argsort(bones, axis=1, kind="stable")
+    b = np.take_along_axis(bones, order, axis=1)
+    v = np.take_along_axis(values, order, axis=1)
+    start = np.ones((n, m), bool)
+    start[:, 1:] = b[:, 1:] != b[:, :-1]
+    slot = np.cumsum(start, axis=1) - 1                       # run index within the row
+    key = (np.arange(n)[:, None] * m + slot).ravel()
+    merged = np.bincount(key, v.ravel(), minlength=n * m).reshape(n, m)
+    merged_bones = np.repeat(b[:, :1], m, axis=1)
+    merged_bones.ravel()[key[start.ravel()]] = b[start]
+    return merged_bones, merged
+
+
+def to_dense(bones, values, n_bones: int) -> np.ndarray:
+    """Compact rows (bones, values) (n, m) as a dense (n, n_bones) matrix (repeats add)."""
+    n = len(bones)
+    key = (np.arange(n)[:, None] * n_bones + bones).ravel()
+    return np.bincount(key, values.ravel(), minlength=n * n_bones).reshape(n, n_bones)
