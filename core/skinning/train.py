@@ -587,18 +587,19 @@ def _use_autocast(torch, dev, precision: str) -> bool:
     return precision == "bf16"
 
 
-def _prepare_shared(all_chars, sizes_from, group, notify, feature_fn) -> list:
-    """Features of the characters this process owns; the others are stubs (name, family,
-    owner). Training, validation and extra characters are shared out separately, so each
-    process gets its share of each."""
+def _prepare_shared(lists, group, notify, feature_fn) -> list:
+    """Preps of the characters of `lists` (training, validation, extra), in order: features
+    for the characters this process owns, stubs (name, family, owner) for the others. Each
+    list is shared out on its own, so each process gets its share of each."""
+    characters = [ch for chars in lists for ch in chars]
     owner = np.concatenate([owners([len(c["vertices"]) for c in chars], group.size) if chars
-                            else np.zeros(0, np.int64) for chars in sizes_from])
-    mine = [i for i in range(len(all_chars)) if owner[i] == group.rank]
+                            else np.zeros(0, np.int64) for chars in lists])
+    mine = [i for i in range(len(characters)) if owner[i] == group.rank]
     preps = [{"name": ch.get("name", ""), "family": family(ch), "owner": int(owner[i])}
-             for i, ch in enumerate(all_chars)]
+             for i, ch in enumerate(characters)]
     for done, i in enumerate(mine):
-        notify({"stage": "features", "done": done, "total": len(mine), "name": all_chars[i].get("name", "")})
-        preps[i] = {**prepare_character(all_chars[i], feature_fn), "owner": int(owner[i])}
+        notify({"stage": "features", "done": done, "total": len(mine), "name": characters[i].get("name", "")})
+        preps[i] = {**prepare_character(characters[i], feature_fn), "owner": int(owner[i])}
     notify({"stage": "features", "done": len(mine), "total": len(mine), "name": ""})
     return preps
 
@@ -613,9 +614,8 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
 
     if group.distributed:
         notify({"stage": "message", "message": group.describe()})
-    all_chars = train_chars + val_chars + extra
     t_features = time.perf_counter()
-    preps = _prepare_shared(all_chars, (train_chars, val_chars, extra), group, notify, feature_fn)
+    preps = _prepare_shared((train_chars, val_chars, extra), group, notify, feature_fn)
     group.barrier()
     feature_seconds = time.perf_counter() - t_features
     train_p = preps[:len(train_chars)]
