@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from .core.errors import BonesmithError
+from .core.files import check_writable, save_atomic
 
 CHARACTER_FORMATS = (".obj", ".ply", ".fbx", ".glb", ".gltf", ".blend", ".npz")
 BATCH_FORMATS = ("glb", "fbx", "blend", "npz")
@@ -325,9 +326,8 @@ def run_all(tasks: list[Task], jobs: int, timeout: float, launch, on_done) -> No
 
 def write_report(path: Path, entries: dict) -> None:
     """The entries (index -> entry) in input order, as JSON, atomically."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps([entries[k] for k in sorted(entries)], indent=2) + "\n")
-    os.replace(temporary, path)
+    text = json.dumps([entries[k] for k in sorted(entries)], indent=2) + "\n"
+    save_atomic(lambda partial: partial.write_text(text), path)
 
 
 def previous_entries(path: Path) -> dict:
@@ -412,8 +412,6 @@ def check_options(args):
 
 
 def check_folders(in_dir: Path, out_dir: Path, report: Path) -> None:
-    from .cli import check_writable
-
     if not in_dir.exists():
         raise BonesmithError(f"Folder not found: {in_dir}")
     if not in_dir.is_dir():

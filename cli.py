@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import batch
 from .core.errors import BonesmithError
+from .core.files import check_writable
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 SAMPLE_CHARACTER = PACKAGE_DIR / "tests" / "data" / "quat_Male_Casual.npz"
@@ -123,25 +124,6 @@ def _check_outputs(outputs, formats) -> None:
         if out.suffix.lower() not in formats:
             raise BonesmithError(f"Cannot write {out.name}: use one of {', '.join(formats)}")
         check_writable(out)
-
-
-def check_writable(out: Path) -> None:
-    """BonesmithError unless `out` can be written: an existing file must be writable and
-    not a folder; otherwise the nearest existing folder above it must be writable (the
-    missing ones are made when writing)."""
-    import os
-    out = Path(out)
-    if out.is_dir():
-        raise BonesmithError(f"Cannot write {out}: it is a folder")
-    if out.exists():
-        if not os.access(out, os.W_OK):
-            raise BonesmithError(f"Cannot write {out}: the file is read-only")
-        return
-    folder = out.parent.absolute()
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise BonesmithError(f"Cannot write {out}: {folder} is not a writable folder (choose another output)")
 
 
 def _write_all(outputs, skeleton, armature, meshes) -> None:

@@ -57,6 +57,18 @@ def load_record(path) -> dict:
     }
 
 
+def subdivided(V, F, W, levels: int):
+    """(V, F, W) midpoint-subdivided `levels` times, the weights (V, J) interpolated onto
+    the midpoints: the same character at about 4**levels the vertices, with its artist's
+    weights as the reference."""
+    from bonesmith.core.mesh import subdivide_midpoint, unique_edges
+    for _ in range(levels):
+        e = unique_edges(F)            # subdivide_midpoint's order of the new vertices
+        V, F = subdivide_midpoint(V, F)
+        W = np.vstack([W, 0.5 * (W[e[:, 0]] + W[e[:, 1]])])
+    return V, F, W
+
+
 def normalise(V):
     """Centre on the bounding-box centre and scale the largest extent to 1.
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, Worker, markdown_table  # noqa: E402
+from common import RESULTS, Worker, markdown_table, subdivided  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "quat_Male_Casual.npz"
 JOINT_SPREAD = 0.25      # joint count within this share of the plain sample's
@@ -79,7 +79,6 @@ def _fan_split(V, F, count, seed=0):
 
 def case_input(name: str):
     """(vertices, faces, joints, tails, weights mapped to the vertices or None)."""
-    from bonesmith.core.mesh import subdivide_midpoint, unique_edges
     d = _sample()
     V, F = d["verts"].astype(np.float64), d["faces"].astype(np.int64)
     J, T, W = d["joints"].astype(np.float64), d["joint_tails"].astype(np.float64), d["weights"]
@@ -124,10 +123,7 @@ def case_input(name: str):
         V, F = _fan_split(V, F, 300)
         W = np.vstack([W, np.full((len(V) - n, W.shape[1]), np.nan)])
     elif name in ("subdivided once (midpoints)", "subdivided 5x (949k vertices)"):
-        for _ in range(1 if name.startswith("subdivided once") else 5):
-            e = unique_edges(F)                # the artist's weights, interpolated onto the midpoints
-            V, F = subdivide_midpoint(V, F)[:2]
-            W = np.vstack([W, 0.5 * (W[e[:, 0]] + W[e[:, 1]])])
+        V, F, W = subdivided(V, F, W, 1 if name.startswith("subdivided once") else 5)
     else:
         raise KeyError(name)
     return V, F, J, T, W

@@ -47,11 +47,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (DATA_DEFAULT, RESULTS, SOURCES, Worker, fmt, list_records,  # noqa: E402
-                    load_record, markdown_table, source_of)
+                    load_record, markdown_table, source_of, subdivided)
 from skin_methods import METHODS  # noqa: E402
 from splits import family_of, split_of  # noqa: E402
 
-from bonesmith.core.mesh import bbox_diagonal, subdivide_midpoint  # noqa: E402
+from bonesmith.core.mesh import bbox_diagonal  # noqa: E402
 
 INFLUENCE = 1e-4
 CSV_FIELDS = ["record", "source", "family", "split", "method", "status", "error", "seconds",
@@ -372,16 +372,6 @@ def scaling(args):
         w.writeheader()
         w.writerows(rows)
     return 0
-
-
-def subdivided(V, F, W, levels: int):
-    """(V, F, W) midpoint-subdivided `levels` times, the weights interpolated onto the midpoints."""
-    from bonesmith.core.mesh import unique_edges
-    for _ in range(levels):
-        e = unique_edges(F)
-        V, F = subdivide_midpoint(V, F)
-        W = np.vstack([W, 0.5 * (W[e[:, 0]] + W[e[:, 1]])])
-    return V, F, W
 
 
 def profile_rows(rec, V0, F0, levels, args) -> str:

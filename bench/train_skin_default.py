@@ -27,7 +27,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from common import DATA_DEFAULT, RESULTS, markdown_table, source_of  # noqa: E402
+from common import DATA_DEFAULT, RESULTS, markdown_table, source_of, subdivided  # noqa: E402
 
 from bonesmith.core.skinning import train as skin_train  # noqa: E402
 
@@ -86,13 +86,9 @@ class CachedFeatures:
 def subdivided_copy(ch: dict) -> dict:
     """The character midpoint-subdivided once, its weights interpolated onto the midpoints
     (same family: it stays on the training side of every split)."""
-    from bonesmith.core.mesh import subdivide_midpoint, unique_edges
-    e = unique_edges(ch["faces"])
-    V, F = subdivide_midpoint(ch["vertices"], ch["faces"])
-    W = np.vstack([ch["weights"], 0.5 * (ch["weights"][e[:, 0]] + ch["weights"][e[:, 1]])])
-    unweighted = W.sum(axis=1) <= 1e-12
+    V, F, W = subdivided(ch["vertices"], ch["faces"], ch["weights"], 1)
     return {**ch, "name": ch["name"] + "_subdivided", "vertices": V, "faces": F, "weights": W,
-            "unweighted": unweighted}
+            "unweighted": W.sum(axis=1) <= 1e-12}
 
 
 def per_source_table(rows) -> str:

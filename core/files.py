@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Saving files so that a failed or interrupted write never leaves half a file behind."""
+"""Saving files so that a failed or interrupted write never leaves half a file behind, and
+checking that an output can be written before any work is done."""
 from __future__ import annotations
 
 import os
 import zipfile
 import zlib
 from pathlib import Path
+
+from .errors import BonesmithError
 
 # What np.load raises for a file that is not a readable .npz archive (missing, not a zip,
 # empty, truncated, corrupt member, pickled data).
@@ -27,3 +30,21 @@ def save_atomic(save, path) -> Path:
         partial.unlink(missing_ok=True)
         raise
     return path
+
+
+def check_writable(out: Path) -> None:
+    """BonesmithError unless `out` can be written: an existing file must be writable and
+    not a folder; otherwise the nearest existing folder above it must be writable (the
+    missing ones are made when writing)."""
+    out = Path(out)
+    if out.is_dir():
+        raise BonesmithError(f"Cannot write {out}: it is a folder")
+    if out.exists():
+        if not os.access(out, os.W_OK):
+            raise BonesmithError(f"Cannot write {out}: the file is read-only")
+        return
+    folder = out.parent.absolute()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise BonesmithError(f"Cannot write {out}: {folder} is not a writable folder (choose another output)")

@@ -2,7 +2,6 @@
 """Train Skin on several processes (torchrun, gloo on CPU), devices and precision: as good
 as one process, resumable, refused clearly where it cannot run (no bpy needed)."""
 import json
-import os
 import subprocess
 import sys
 

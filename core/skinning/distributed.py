@@ -43,6 +43,11 @@ class Group:
     def is_main(self) -> bool:
         return self.rank == 0
 
+    def owns(self, prep: dict) -> bool:
+        """Whether this process computes and scores the character of `prep` (its "owner";
+        a prep without one belongs to every process)."""
+        return prep.get("owner", self.rank) == self.rank
+
     def describe(self) -> str:
         return f"distributed: {self.size} processes ({self.backend})" if self.distributed else "1 process"
 
@@ -67,9 +72,6 @@ class Group:
             t = t.cuda()
         self.torch.distributed.all_reduce(t)
         return t.cpu().numpy()
-
-    def mean(self, value: float) -> float:
-        return float(self.sum([value])[0] / self.size)
 
     def wrap(self, net, device):
         """`net` for training: DistributedDataParallel when distributed (it averages the

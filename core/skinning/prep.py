@@ -225,10 +225,10 @@ def transfer_weights(W_proxy, proxy: SkinMesh, mesh: SkinMesh, max_influences: i
     distance, and its row is pruned back to `max_influences` (weights.prune with
     `parents`). Rows stay compact (their few bones) until the end: linear in the vertex
     count, TRANSFER_CHUNK rows at a time."""
-    from .weights import merge_entries, prune, to_dense
+    from .weights import merge_entries, prune, to_compact, to_dense
     tree = cKDTree(proxy.V)
     J = W_proxy.shape[1]
-    bones, values = _row_nonzeros(W_proxy)           # (n_proxy, m): the few influences of each row
+    bones, values = to_compact(W_proxy)              # (n_proxy, m): the few influences of each row
     out = np.empty((mesh.n, J))
     for start in range(0, mesh.n, TRANSFER_CHUNK):
         P = mesh.V[start:start + TRANSFER_CHUNK]
@@ -241,11 +241,3 @@ def transfer_weights(W_proxy, proxy: SkinMesh, mesh: SkinMesh, max_influences: i
         kept = prune(row_values, max_influences, parents=parents, columns=row_bones)
         out[start:start + len(P)] = to_dense(row_bones, kept, J)
     return out
-
-
-def _row_nonzeros(W):
-    """(bones, values), each (n, m) with m the most non-zero entries in a row: every row's
-    non-zero weights and their bones, padded with weight 0 on bone 0."""
-    m = max(int((W > 0).sum(axis=1).max()), 1)
-    bones = np.argpartition(-W, m - 1, axis=1)[:, :m] if m < W.shape[1] else np.tile(np.arange(W.shape[1]), (len(W), 1))
-    return bones, np.take_along_axis(W, bones, axis=1)

@@ -216,14 +216,12 @@ class _Runner:
     """What every training run of one call shares: torch, the device, the process group,
     the model that normalises the inputs, the settings, progress and the checkpoint."""
 
-    def __init__(self, torch, dev, model, settings, notify, ckpt_path, fingerprint, group, autocast):
+    def __init__(self, torch, dev, model, settings, notify, ckpt_path, fingerprint, group, autocast, any_mine):
         self.torch, self.dev, self.model, self.s = torch, dev, model, settings
         self.notify, self.ckpt_path, self.fingerprint = notify, ckpt_path, fingerprint
         self.group, self.autocast = group, autocast
+        self.any_mine = any_mine          # a training character of this process (zero-weight steps)
         self._tensors, self._wrapped = {}, (None, None)
-
-    def mine(self, p) -> bool:
-        return p["owner"] == self.group.rank
 
     def tensors(self, p):
         key = id(p)
@@ -256,7 +254,7 @@ class _Runner:
         per = max(1, round(size / self.group.size))
         counts = np.bincount([p["owner"] for p in train_p], minlength=self.group.size)
         steps = math.ceil(counts.max() / per)
-        mine = [i for i, p in enumerate(train_p) if self.mine(p)]
+        mine = [i for i, p in enumerate(train_p) if self.group.owns(p)]
         if not mine:
             return [[] for _ in range(steps)]
         order = np.resize(np.random.default_rng([*key, self.group.rank]).permutation(mine), steps * per)
@@ -303,7 +301,7 @@ class _Runner:
         scores its own characters."""
         local = {}
         for i, p in enumerate(preps):
-            if self.mine(p):
+            if self.group.owns(p):
                 probs = forward(params, *self.model.inputs(p["features"]))
                 local[i] = (cross_entropy(probs, p), candidate_l1(probs, p))
         merged = self.group.gather(local)
@@ -621,13 +619,13 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     train_p = preps[:len(train_chars)]
     val_p = preps[len(train_chars):len(train_chars) + len(val_chars)]
     extra_p = preps[len(train_chars) + len(val_chars):]
-    first_mine = next(p for p in train_p if p["owner"] == group.rank)
+    first_mine = next(p for p in train_p if group.owns(p))
     n_features = int(np.asarray(first_mine["features"].x).shape[1])
 
     if start is None:
         model = SkinModel.untrained(n_features, first_mine["layout"], hidden=o["hidden"], embed=o["embed"],
                                     hidden2=o["hidden2"], seed=o["seed"])
-        model.stats = _stats([p for p in train_p if p["owner"] == group.rank], model, group)
+        model.stats = _stats([p for p in train_p if group.owns(p)], model, group)
         init_name = "none (a fresh network: the heat prior)"
     else:
         _check_start(start, first_mine)
@@ -648,8 +646,7 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     fingerprint = _fingerprint([[p["name"] for p in train_p], [p["name"] for p in val_p]], settings)
 
     autocast = _use_autocast(torch, dev, o["precision"])
-    run = _Runner(torch, dev, model, settings, notify, ckpt_path, fingerprint, group, autocast)
-    run.any_mine = first_mine
+    run = _Runner(torch, dev, model, settings, notify, ckpt_path, fingerprint, group, autocast, first_mine)
     resume_state = run.load() if o["resume"] else None
 
     det_before = torch.are_deterministic_algorithms_enabled()
@@ -743,7 +740,7 @@ def _choose_smoothing(model, val_p, iterations, group, strength: float = 0.5) ->
         for i in iterations:
             model.config["smooth"] = {"iterations": i, "strength": strength}
             local = {k: candidate_l1(model.predict(p["features"]), p)
-                     for k, p in enumerate(val_p) if p["owner"] == group.rank}
+                     for k, p in enumerate(val_p) if group.owns(p)}
             table[i] = float(np.mean(list(group.gather(local).values())))
     finally:
         model.config["smooth"] = keep
@@ -756,7 +753,7 @@ def _rows(model, preps, group, start=None, trained_l1=None) -> list:
     the candidates' coverage. Each process scores its own characters."""
     local = {}
     for i, p in enumerate(preps):
-        if p.get("owner", group.rank) != group.rank:
+        if not group.owns(p):
             continue
         fs = p["features"]
         probs = model.predict(fs)

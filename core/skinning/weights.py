@@ -82,8 +82,8 @@ def prune(W, max_influences: int = 4, min_weight: float = 0.0, fallback=None, pa
         if len(dr):
             kept = idx[dr]                               # (m, k) candidates for each cut weight
             kw = out[dr[:, None], kept]
-            bone = (lambda r, c: c) if columns is None else (lambda r, c: columns[r, c])
-            cost = D[bone(dr, db)[:, None], bone(dr[:, None], kept)] - 1e-3 * kw   # nearest in the tree, then heavier
+            cut_bone, kept_bone = (db, kept) if columns is None else (columns[dr, db], columns[dr[:, None], kept])
+            cost = D[cut_bone[:, None], kept_bone] - 1e-3 * kw   # nearest in the tree, then heavier
             cost = np.where(kw > 0, cost, np.inf)
             has = np.isfinite(cost).any(axis=1)
             tgt = kept[np.arange(len(dr)), np.argmin(np.where(np.isfinite(cost), cost, 1e12), axis=1)]
@@ -117,6 +117,15 @@ def merge_entries(bones, values):
     merged_bones = np.repeat(b[:, :1], m, axis=1)
     merged_bones.ravel()[key[start.ravel()]] = b[start]
     return merged_bones, merged
+
+
+def to_compact(W):
+    """Dense rows (n, J) as compact ones (bones, values), each (n, m) with m the most
+    non-zero entries in a row, padded with weight 0 (the inverse of to_dense)."""
+    m = max(int((W > 0).sum(axis=1).max()), 1)
+    bones = (np.argpartition(-W, m - 1, axis=1)[:, :m] if m < W.shape[1]
+             else np.tile(np.arange(W.shape[1]), (len(W), 1)))
+    return bones, np.take_along_axis(W, bones, axis=1)
 
 
 def to_dense(bones, values, n_bones: int) -> np.ndarray:
