@@ -18,6 +18,7 @@ from scipy.spatial import cKDTree
 
 from ..mesh import bbox_diagonal
 from .errors import CorrectivesError
+from .joints import fit_joint_regressor
 from .kinematics import blended_rotations, lbs, skinning_matrices
 from .model import CorrectiveModel, rotation_features
 
@@ -33,26 +34,33 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
     """Learn refined weights and local pose correctives so that LBS of the corrected rest
     mesh reproduces `posed_verts` (P,V,3) for `pose_rotations` (P,J,3,3).
 
+    A family of bodies (docs/correctives.md#families): `rest_verts`, `joints`,
+    `pose_rotations` and `posed_verts` given as lists, one entry per identity — (V,3),
+    (J,3), (P_i,J,3,3), (P_i,V,3) — that share `faces`, `parents` and `weights`. One Pose_net
+    and one refined W are fitted across all of them, and a joint regressor on the
+    identities' (rest, joints); `model.for_body(rest)` then serves a new body of the family.
+
     ridge: regularisation of Pose_net relative to the feature energy, or "auto" to pick it
-    on the last fifth of the poses. weight_prox: μ relative to each vertex's data energy.
+    on the last fifth of the poses (a family: on its last identity, held out).
+    weight_prox: μ relative to each vertex's data energy.
     max_keys: make Pose_net compact — at most this many (joint, direction) components,
     i.e. exactly the shape keys of the live bake (None: full rank, 9 per joint).
     reach: how far (fraction of the bbox diagonal) past a joint's weights its correction
     may reach.
     progress(fraction, message) is called between steps.
     """
-    T, F, Jt, parents, W0, R, G = _validate(rest_verts, faces, joints, parents, weights,
-                                            pose_rotations, posed_verts)
+    data = _Bodies.of(rest_verts, faces, joints, parents, weights, pose_rotations, posed_verts)
     report = progress or (lambda fraction, message: None)
-    A = skinning_matrices(Jt, parents, R)
+    T, F, Jt, parents, W0, R = data.mean_rest, data.faces, data.mean_joints, data.parents, data.W0, data.R
     features = rotation_features(R)
     sees = _visible_joints(W0, parents, T, reach)
     moments = np.einsum("pja,pjb->jab", features, features) / len(R)
-    target = _rest_residuals(T, W0, A, G) if pose_correctives else None
+    target = data.residuals(W0) if pose_correctives else None
     chosen = 0.0
     if pose_correctives:
         report(0.0, "choosing the regularisation")
-        chosen = _pick_ridge(target, features, sees) if ridge == "auto" else float(ridge)
+        chosen = (_pick_ridge(target, features, sees, data.holdout_start) if ridge == "auto"
+                  else float(ridge))
     bases = None
     if pose_correctives and max_keys:
         # compact Pose_net: only the strongest max_keys (joint, direction) components of a
@@ -67,20 +75,93 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
         if pose_correctives:
             report(0.1 + 0.9 * step / steps, f"pose correctives {step + 1}/{steps}")
             if step:
-                target = _rest_residuals(T, W, A, G)
+                target = data.residuals(W)
             pairs = _fit_pose_correctives(target, features, sees, chosen, bases)
         if refine_weights:
             report(0.1 + 0.9 * (step + 0.5) / steps, f"skin weights {step + 1}/{steps}")
-            rest = T + CorrectiveModel(T, F, Jt, parents, W, *pairs).corrections(R)
-            W = _fit_weights(rest, W0, A, G, weight_prox)
+            W = _fit_weights(data.corrected_rest(CorrectiveModel(T, F, Jt, parents, W, *pairs)),
+                             W0, data.A, data.G, weight_prox)
         if not pose_correctives:
             break
     if pose_correctives and refine_weights:
-        pairs = _fit_pose_correctives(_rest_residuals(T, W, A, G), features, sees, chosen, bases)
+        pairs = _fit_pose_correctives(data.residuals(W), features, sees, chosen, bases)
+    regressor = None
+    if data.count > 1:
+        report(0.98, "joint regressor")
+        regressor = fit_joint_regressor(data.rest, data.joints)
     report(1.0, "done")
-    info = {"poses": len(R), "ridge": chosen,
-            "weight_prox": weight_prox, "max_keys": float(max_keys or 0), "reach": reach}
-    return CorrectiveModel(T, F, Jt, parents, W, *pairs, moments=moments, info=info)
+    info = {"poses": len(R), "ridge": chosen, "weight_prox": weight_prox,
+            "max_keys": float(max_keys or 0), "reach": reach, "identities": float(data.count)}
+    return CorrectiveModel(T, F, Jt, parents, W, *pairs, moments=moments, info=info,
+                           regressor=regressor)
+
+
+class _Bodies:
+    """The training data as one stack of poses: pose p belongs to identity `body[p]`.
+
+    Rest-space correctives grow with the body, so each identity's residuals are divided by
+    its size relative to the mean identity (`scale`) before the shared Pose_net is fitted,
+    and its corrections multiplied back (docs/correctives.md#families)."""
+
+    def __init__(self, rest, faces, joints, parents, W0, rotations, posed):
+        self.rest, self.joints = rest, joints                    # (K,V,3), (K,J,3)
+        self.faces, self.parents, self.W0 = faces, parents, W0
+        self.count = len(rest)
+        self.body = np.concatenate([np.full(len(r), i) for i, r in enumerate(rotations)])
+        self.R = np.concatenate(rotations)
+        self.G = np.concatenate(posed)
+        self.A = np.concatenate([skinning_matrices(j, parents, r) for j, r in zip(joints, rotations)])
+        self.mean_rest, self.mean_joints = rest.mean(axis=0), joints.mean(axis=0)
+        sizes = np.array([bbox_diagonal(r) for r in rest])
+        self.scale = sizes / bbox_diagonal(self.mean_rest)
+        # "auto" ridge: a family holds out its last identity, one body its last fifth of poses
+        self.holdout_start = int(np.flatnonzero(self.body == self.count - 1)[0]) if self.count > 1 else None
+
+    @classmethod
+    def of(cls, rest_verts, faces, joints, parents, weights, pose_rotations, posed_verts):
+        if not _is_family(rest_verts):
+            T, F, Jt, parents, W, R, G = _validate(rest_verts, faces, joints, parents, weights,
+                                                    pose_rotations, posed_verts)
+            return cls(T[None], F, Jt[None], parents, W, [R], [G])
+        lists = [rest_verts, joints, pose_rotations, posed_verts]
+        if not all(isinstance(x, (list, tuple)) or np.ndim(x) >= 3 for x in lists[1:]) \
+                or len({len(x) for x in lists}) != 1:
+            raise CorrectivesError("A family needs one entry per identity in each of rest_verts, "
+                                   "joints, pose_rotations and posed_verts (lists of equal length)")
+        if len(rest_verts) < 2:
+            raise CorrectivesError("A family needs at least 2 identities (one body: pass its arrays, "
+                                   "not lists)")
+        checked = []
+        for i, (t, j, r, g) in enumerate(zip(*lists)):
+            try:
+                checked.append(_validate(t, faces, j, parents, weights, r, g))
+            except CorrectivesError as error:
+                raise CorrectivesError(f"Identity {i}: {error}") from None
+        T, F, Jt, parents, W = (checked[0][k] for k in range(5))
+        for i, c in enumerate(checked[1:], 1):
+            if c[0].shape != T.shape or c[2].shape != Jt.shape:
+                raise CorrectivesError(
+                    f"identity {i} has {len(c[0])} vertices and {len(c[2])} joints, identity 0 "
+                    f"{len(T)} and {len(Jt)}: a family shares one topology and one skeleton")
+        return cls(np.stack([c[0] for c in checked]), F, np.stack([c[2] for c in checked]),
+                   parents, W, [c[5] for c in checked], [c[6] for c in checked])
+
+    def _pose_rest(self, sl):
+        return self.rest[:, sl][self.body]                        # (P, v, 3)
+
+    def residuals(self, W) -> np.ndarray:
+        """(P, V, 3) rest-space residuals, each identity's divided by its scale."""
+        out = _rest_residuals(self._pose_rest, W, self.A, self.G)
+        return out / self.scale[self.body][:, None, None]
+
+    def corrected_rest(self, model) -> np.ndarray:
+        """(P, V, 3): each pose's rest mesh plus the model's corrections at its scale."""
+        corrections = model.corrections(self.R) * self.scale[self.body][:, None, None]
+        return self.rest[self.body] + corrections
+
+
+def _is_family(rest_verts) -> bool:
+    return isinstance(rest_verts, (list, tuple)) or np.ndim(rest_verts) == 3
 
 
 # -- input checks -----------------------------------------------------------------------------
@@ -150,12 +231,13 @@ def _visible_joints(W, parents, verts, reach) -> np.ndarray:
 
 # -- Pose_net: per-vertex ridge regression, shared by vertices that see the same joints -------
 
-def _rest_residuals(T, W, A, G) -> np.ndarray:
-    """(P, V, 3): per pose, the rest-space offset that LBS with W maps onto the ground truth."""
+def _rest_residuals(rest_of, W, A, G) -> np.ndarray:
+    """(P, V, 3): per pose, the rest-space offset that LBS with W maps onto the ground truth.
+    rest_of(slice) gives the poses' rest positions of those vertices, (v,3) or (P,v,3)."""
     out = np.empty_like(G)
-    for start in range(0, len(T), CHUNK):
+    for start in range(0, G.shape[1], CHUNK):
         sl = slice(start, start + CHUNK)
-        posed = lbs(T[sl], W[sl], A)
+        posed = lbs(rest_of(sl), W[sl], A)
         out[:, sl] = _solve3(blended_rotations(W[sl], A), G[:, sl] - posed)
     return out
 
@@ -236,12 +318,14 @@ def _key_bases(model, max_keys) -> dict:
     return bases
 
 
-def _pick_ridge(target, features, sees) -> float:
-    """The ridge of RIDGES with the lowest rest-space error on the last fifth of the poses."""
+def _pick_ridge(target, features, sees, cut=None) -> float:
+    """The ridge of RIDGES with the lowest rest-space error on the poses from `cut` on
+    (None: the last fifth)."""
     P = len(features)
-    if P < 10:
-        return RIDGES[2]
-    cut = P - max(2, P // 5)
+    if cut is None:
+        if P < 10:
+            return RIDGES[2]
+        cut = P - max(2, P // 5)
     rows, inverse = _groups(sees)
     errors = np.zeros(len(RIDGES))
     for g, row in enumerate(rows):

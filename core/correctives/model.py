@@ -18,7 +18,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import CorrectivesError
+from ..mesh import bbox_diagonal
 from .files import read_npz, write_npz
+from .joints import JointRegressor
 from .kinematics import lbs, skinning_matrices
 
 FORMAT = "bonesmith-correctives-1"
@@ -96,10 +98,13 @@ class CorrectiveModel:
     (npairs, 3, 9) mapping vec(R_joint − I) to a rest-space offset of the vertex.
     moments: (J, 9, 9) second moments of each joint's vec(R − I) over the training poses,
     so the shape-key factorisation keeps what the poses actually use.
+    regressor: a family model's JointRegressor (fitted on its identities), else None. A
+    family model's own rest mesh and joints are its identities' mean; `for_body` gives
+    the model of any body of the family (docs/correctives.md#families).
     """
 
     def __init__(self, rest_verts, faces, joints, parents, weights, pair_vertex, pair_joint,
-                 coefficients, moments=None, info=None):
+                 coefficients, moments=None, info=None, regressor=None):
         self.rest_verts = np.asarray(rest_verts, dtype=np.float64)
         self.faces = np.asarray(faces, dtype=np.int64)
         self.joints = np.asarray(joints, dtype=np.float64)
@@ -112,7 +117,42 @@ class CorrectiveModel:
         self.moments = (np.tile(np.eye(9), (n, 1, 1)) if moments is None
                         else np.asarray(moments, dtype=np.float64))
         self.info = dict(info or {})
+        self.regressor = regressor
         self._operator = None
+
+    @property
+    def is_family(self) -> bool:
+        return self.regressor is not None
+
+    def for_body(self, rest_verts, joints=None) -> "CorrectiveModel":
+        """The model of another body with this topology and skeleton: its own rest mesh and
+        joints (None: predicted by the family's joint regressor), the shared refined weights,
+        and the shared Pose_net scaled to the body's size (correctives grow with the body).
+        No poses of the body are needed. The result keeps the regressor, so it is a family
+        model too and saves as one."""
+        T = np.asarray(rest_verts, dtype=np.float64)
+        if T.shape != self.rest_verts.shape:
+            raise CorrectivesError(
+                f"The body has {len(T) if T.ndim == 2 else T.shape} vertices; this model was "
+                f"learned on meshes of {len(self.rest_verts)}: a body of the family shares its "
+                "topology (same vertices in the same order)")
+        if not np.isfinite(T).all():
+            raise CorrectivesError("The body's vertices contain NaN or infinite values")
+        if joints is None:
+            if self.regressor is None:
+                raise CorrectivesError(
+                    "This correctives model was learned from one character, so it cannot place "
+                    "a new body's joints: give the joints (fit the armature first), or learn "
+                    "from several bodies of the family")
+            joints = self.regressor.predict(T)
+        joints = np.asarray(joints, dtype=np.float64)
+        if joints.shape != self.joints.shape or not np.isfinite(joints).all():
+            raise CorrectivesError(f"The body's joints must be finite, shape {self.joints.shape}")
+        scale = bbox_diagonal(T) / bbox_diagonal(self.rest_verts)
+        info = dict(self.info, body_scale=float(self.info.get("body_scale", 1.0)) * scale)
+        return CorrectiveModel(T, self.faces, joints, self.parents, self.weights,
+                               self.pair_vertex, self.pair_joint, self.coefficients * scale,
+                               self.moments, info, self.regressor)
 
     # -- evaluation -------------------------------------------------------------------------
 
@@ -210,19 +250,28 @@ class CorrectiveModel:
     # -- files ------------------------------------------------------------------------------
 
     def save(self, path) -> Path:
+        family = {}
+        if self.regressor is not None:   # optional keys: files without them load as before
+            family = dict(regressor_vertex_count=self.regressor.vertex_count,
+                          regressor_index=self.regressor.index, regressor_coeffs=self.regressor.coeffs)
         return write_npz(path, FORMAT, rest_verts=self.rest_verts, faces=self.faces,
                          joints=self.joints, parents=self.parents, weights=self.weights,
                          pair_vertex=self.pair_vertex, pair_joint=self.pair_joint,
                          coefficients=self.coefficients, moments=self.moments,
                          info_keys=np.array(list(self.info.keys()), dtype=str),
-                         info_values=np.array([float(v) for v in self.info.values()]))
+                         info_values=np.array([float(v) for v in self.info.values()]), **family)
 
     @classmethod
     def load(cls, path) -> "CorrectiveModel":
         d = read_npz(path, (FORMAT,), "correctives model")
         try:
             info = dict(zip(d["info_keys"].tolist(), d["info_values"].tolist()))
+            regressor = None
+            if "regressor_index" in d:
+                regressor = JointRegressor(int(d["regressor_vertex_count"]), d["regressor_index"],
+                                           d["regressor_coeffs"])
             return cls(d["rest_verts"], d["faces"], d["joints"], d["parents"], d["weights"],
-                       d["pair_vertex"], d["pair_joint"], d["coefficients"], d["moments"], info)
+                       d["pair_vertex"], d["pair_joint"], d["coefficients"], d["moments"], info,
+                       regressor)
         except KeyError as error:
             raise CorrectivesError(f"Could not read correctives model {Path(path).name}: {error}") from None
