@@ -417,18 +417,6 @@ def identity_arrays(identities) -> tuple:
     return verts, joints, first[2]
 
 
-def leave_one_out(verts, joints) -> float:
-    """Mean joint error (% of the bounding-box diagonal) of each identity predicted by a
-    regressor trained on the others."""
-    errors = []
-    for k in range(len(verts)):
-        rest = [v for i, v in enumerate(verts) if i != k]
-        regressor = correctives.fit_joint_regressor(rest, [j for i, j in enumerate(joints) if i != k])
-        size = bbox_diagonal(verts[k], 1.0)
-        errors.append(np.linalg.norm(regressor.predict(verts[k]) - joints[k], axis=1).mean() / size * 100)
-    return float(np.mean(errors))
-
-
 class BONESMITH_OT_train_joint_regressor(BonesmithOperator, bpy.types.Operator):
     """Learn where the joints sit from the rest meshes of the selected characters (two or
     more, each rigged to its own armature, sharing one topology and bone names)"""
@@ -451,7 +439,7 @@ class BONESMITH_OT_train_joint_regressor(BonesmithOperator, bpy.types.Operator):
         """(regressor, leave-one-out error in % or None for two characters)."""
         identities, verts, joints, _ = inp
         return lambda progress: (correctives.fit_joint_regressor(verts, joints),
-                                 leave_one_out(verts, joints) if len(identities) >= 3 else None)
+                                 correctives.leave_one_out_error(verts, joints) if len(identities) >= 3 else None)
 
     def apply(self, context, inp, result):
         """The regressor into the user folder, its path onto the scene."""

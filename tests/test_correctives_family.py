@@ -16,11 +16,12 @@ from conftest import SAMPLE
 BODIES = 7       # the last one is never trained on
 
 
-@pytest.fixture(scope="module")
-def family():
+def make_family(count: int = BODIES, poses: int = 60) -> dict:
+    """The synthetic family: faces, parents, weights, names and `count` bodies (T, J, R, G)."""
     with np.load(SAMPLE) as d:
         base, faces, J0, parents = d["verts"].astype(float), d["faces"], d["joints"], d["parents"]
         W = d["weights"] / d["weights"].sum(axis=1, keepdims=True)
+        names, tails = d["joint_names"], d["joint_tails"]
     rng = np.random.default_rng(7)
     size = np.linalg.norm(np.ptp(base, axis=0))
     # each joint: the mean of its 12 nearest base vertices (the same vertices on every body)
@@ -35,16 +36,21 @@ def family():
         region = (W[:, j] > 1e-4)[:, None, None]
         C[:, :, j] = rng.normal(size=(len(base), 3, 9)) * 0.01 * size * region
     bodies = []
-    for i in range(BODIES):
+    for i in range(count):
         stretch = 1 + rng.uniform(-0.15, 0.15, size=3)
         T = centre + (base - centre) * stretch + sum(rng.uniform(-1, 1) * m for m in modes)
         joints = T[rings].mean(axis=1)
-        R = cc.random_rotations(parents, 60, max_degrees=40, seed=100 + i)
+        R = cc.random_rotations(parents, poses, max_degrees=40, seed=100 + i)
         scale = np.linalg.norm(np.ptp(T, axis=0)) / size
         correction = scale * np.einsum("vajf,pjf->pva", C, rotation_features(R))
         G = cc.lbs(T[None] + correction, W_true, cc.skinning_matrices(joints, parents, R))
-        bodies.append(dict(T=T, J=joints, R=R, G=G))
-    return dict(F=faces, parents=parents, W=W, bodies=bodies)
+        bodies.append(dict(T=T, J=joints, R=R, G=G, tails=joints + (tails - J0) * scale))
+    return dict(F=faces, parents=parents, W=W, names=names, bodies=bodies)
+
+
+@pytest.fixture(scope="module")
+def family():
+    return make_family()
 
 
 def fit(family, bodies, **options):

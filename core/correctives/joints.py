@@ -149,6 +149,19 @@ def fit_joint_regressor(rest_verts_list, joints_list, *, neighbours: int = 64,
     return JointRegressor(V, index, coeffs)
 
 
+def leave_one_out_error(rest_verts_list, joints_list, **options) -> float:
+    """Mean joint error (% of the bounding-box diagonal) of each identity predicted by a
+    regressor fitted on the others (3 or more identities)."""
+    verts, joints = _validate(rest_verts_list, joints_list)
+    errors = []
+    for k in range(len(verts)):
+        others = [i for i in range(len(verts)) if i != k]
+        regressor = fit_joint_regressor(verts[others], joints[others], **options)
+        size = np.linalg.norm(np.ptp(verts[k], axis=0))
+        errors.append(np.linalg.norm(regressor.predict(verts[k]) - joints[k], axis=1).mean() / size * 100)
+    return float(np.mean(errors))
+
+
 def _affine_min_norm(points, target) -> np.ndarray:
     """The smallest-norm c with Σc = 1 and Σ c_i·points_i = target."""
     E = np.vstack([points.T, np.ones(len(points))])  # (4, m)

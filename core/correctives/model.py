@@ -101,10 +101,11 @@ class CorrectiveModel:
     regressor: a family model's JointRegressor (fitted on its identities), else None. A
     family model's own rest mesh and joints are its identities' mean; `for_body` gives
     the model of any body of the family (docs/correctives.md#families).
+    names: the bones' names in joint order, when the caller knows them (saved with the model).
     """
 
     def __init__(self, rest_verts, faces, joints, parents, weights, pair_vertex, pair_joint,
-                 coefficients, moments=None, info=None, regressor=None):
+                 coefficients, moments=None, info=None, regressor=None, names=None):
         self.rest_verts = np.asarray(rest_verts, dtype=np.float64)
         self.faces = np.asarray(faces, dtype=np.int64)
         self.joints = np.asarray(joints, dtype=np.float64)
@@ -118,6 +119,7 @@ class CorrectiveModel:
                         else np.asarray(moments, dtype=np.float64))
         self.info = dict(info or {})
         self.regressor = regressor
+        self.names = None if names is None else [str(n) for n in names]
         self._operator = None
 
     @property
@@ -152,7 +154,7 @@ class CorrectiveModel:
         info = dict(self.info, body_scale=float(self.info.get("body_scale", 1.0)) * scale)
         return CorrectiveModel(T, self.faces, joints, self.parents, self.weights,
                                self.pair_vertex, self.pair_joint, self.coefficients * scale,
-                               self.moments, info, self.regressor)
+                               self.moments, info, self.regressor, self.names)
 
     # -- evaluation -------------------------------------------------------------------------
 
@@ -250,16 +252,18 @@ class CorrectiveModel:
     # -- files ------------------------------------------------------------------------------
 
     def save(self, path) -> Path:
-        family = {}
-        if self.regressor is not None:   # optional keys: files without them load as before
-            family = dict(regressor_vertex_count=self.regressor.vertex_count,
-                          regressor_index=self.regressor.index, regressor_coeffs=self.regressor.coeffs)
+        optional = {}   # files without these keys load as before
+        if self.regressor is not None:
+            optional = dict(regressor_vertex_count=self.regressor.vertex_count,
+                            regressor_index=self.regressor.index, regressor_coeffs=self.regressor.coeffs)
+        if self.names is not None:
+            optional["bone_names"] = np.array(self.names, dtype=str)
         return write_npz(path, FORMAT, rest_verts=self.rest_verts, faces=self.faces,
                          joints=self.joints, parents=self.parents, weights=self.weights,
                          pair_vertex=self.pair_vertex, pair_joint=self.pair_joint,
                          coefficients=self.coefficients, moments=self.moments,
                          info_keys=np.array(list(self.info.keys()), dtype=str),
-                         info_values=np.array([float(v) for v in self.info.values()]), **family)
+                         info_values=np.array([float(v) for v in self.info.values()]), **optional)
 
     @classmethod
     def load(cls, path) -> "CorrectiveModel":
@@ -272,6 +276,6 @@ class CorrectiveModel:
                                            d["regressor_coeffs"])
             return cls(d["rest_verts"], d["faces"], d["joints"], d["parents"], d["weights"],
                        d["pair_vertex"], d["pair_joint"], d["coefficients"], d["moments"], info,
-                       regressor)
+                       regressor, d["bone_names"].tolist() if "bone_names" in d else None)
         except KeyError as error:
             raise CorrectivesError(f"Could not read correctives model {Path(path).name}: {error}") from None
