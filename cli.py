@@ -555,22 +555,6 @@ def _rigged_character(path: Path):
     return armature, rig_meshes(armature)
 
 
-def _in_bone_order(data: dict, names: list, label: str) -> dict:
-    """A family member's joints and weights in the first member's bone order."""
-    import numpy as np
-
-    if data["names"] is None or names is None:
-        return data
-    if sorted(data["names"]) != sorted(names):
-        raise BonesmithError(f"{label} has other bones than the first input: a family shares one "
-                             "skeleton (the same bone names)")
-    order = [data["names"].index(n) for n in names]
-    inverse = np.argsort(order)
-    return dict(data, joints=data["joints"][order], weights=data["weights"][:, order],
-                parents=np.where(data["parents"][order] >= 0, inverse[data["parents"][order]], -1),
-                rotations=data["rotations"][:, order], names=names)
-
-
 def _print_errors(label: str, data: dict, model) -> None:
     """Mean and max vertex error of plain LBS and of the model on the training poses."""
     import numpy as np
@@ -598,7 +582,9 @@ def cmd_correctives(args) -> int:
     bodies = []
     for i, path in enumerate(args.inputs):
         data = _correctives_data(path, args, args.seed + i)
-        bodies.append(data if not bodies else _in_bone_order(data, bodies[0]["names"], path.name))
+        if bodies and data["names"] is not None and bodies[0]["names"] is not None:
+            data = correctives.in_bone_order(data, bodies[0]["names"], path.name)
+        bodies.append(data)
     first = bodies[0]
     max_keys = args.max_keys or correctives.key_budget(len(first["vertices"]))
     poses = sum(len(b["rotations"]) for b in bodies)

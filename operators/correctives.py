@@ -38,6 +38,7 @@ from .options import LIVE_BUDGET_MS, LearnOptions
 
 MODEL_PROPERTY = "bonesmith_correctives"          # on the armature: its learned model's path
 REGRESSOR_PROPERTY = "bonesmith_joint_regressor"  # on the scene: the last trained regressor
+FAMILY_PROPERTY = "bonesmith_correctives_family"  # on the scene: the last family model learned
 SAMPLE_SECONDS = 0.1   # ground-truth sampling per timer tick (the UI stays responsive)
 CHANGED = 1e-4         # of the mesh size: rest vertices or joints that moved since learning
 
@@ -77,118 +78,189 @@ def find_character(context, label: str):
     return armature, sorted(meshes, key=lambda o: o.name)
 
 
-def _model_path(armature) -> Path:
-    """<blend file>_<armature>.npz: armatures of the same name in other files keep theirs."""
+def _model_path(armature, family: bool = False) -> Path:
+    """<blend file>_<armature>.npz (a family: <blend file>_family_<first armature>.npz):
+    armatures of the same name in other files keep theirs."""
     blend = Path(bpy.data.filepath).stem if bpy.data.filepath else "untitled"
-    return models_dir() / f"{safe_name(blend)}_{safe_name(armature.name)}{preferences.MODEL_SUFFIX}"
+    kind = "family_" if family else ""
+    return models_dir() / f"{safe_name(blend)}_{kind}{safe_name(armature.name)}{preferences.MODEL_SUFFIX}"
 
 
 # -- Learn Correctives ----------------------------------------------------------------------------
 
 @dataclass
-class LearnPlan:
-    """What the fit needs, read from Blender before it starts."""
+class Member:
+    """One character of a Learn Correctives run, read from Blender before it starts."""
     armature: str
     meshes: list
     vertex_counts: list
     character: dict
     rotations: np.ndarray            # the poses asked for
-    source: str
-    options: dict = field(default_factory=dict)
+    source: str                      # "200 random poses", "action 'Walk'"
     posed: np.ndarray = None         # ground truth (P,V,3)
     read: np.ndarray = None          # the poses the bones took (constraints count)
 
 
+@dataclass
+class LearnPlan:
+    """What the fit needs: one character, or a family (several that share one topology and
+    one skeleton; docs/correctives.md#families)."""
+    members: list
+    source: str
+    options: dict = field(default_factory=dict)
+
+    @property
+    def is_family(self) -> bool:
+        return len(self.members) > 1
+
+
 def plan_learning(context, op) -> LearnPlan:
     to_object_mode(context)
-    armature, meshes = find_character(context, "Learn Correctives")
+    identities = selected_identities(context)
+    if len(identities) < 2:
+        identities = [find_character(context, "Learn Correctives")]
+    members, names = [], None
+    for i, (armature, meshes) in enumerate(identities):
+        member = _member(armature, meshes, op, seed=op.seed + i)
+        if names is None:
+            names, first = member.character["names"], member
+        else:
+            _check_family(member, first, armature)
+            member.character = correctives.in_bone_order(
+                dict(member.character, rotations=member.rotations), names, f"'{armature.name}'")
+            member.rotations = member.character.pop("rotations")
+        members.append(member)
+    source = members[0].source
+    if len(members) > 1:
+        source = f"{op.poses} random poses each" if op.source != 'ACTION' else "their actions"
+    # 0: as many keys as a live bake affords in LIVE_BUDGET_MS per frame for these meshes
+    max_keys = op.max_keys or correctives.key_budget(len(members[0].character["vertices"]), LIVE_BUDGET_MS)
+    return LearnPlan(members, source, {"max_keys": max_keys})
+
+
+def _member(armature, meshes, op, seed: int) -> Member:
     character = bridge.character_arrays(armature, meshes)
     unweighted = int(character["unweighted"].sum())
     if unweighted:
         raise BonesmithError(f"{unweighted} vertices of {', '.join(repr(m.name) for m in meshes)} have no "
                              f"weights for the deforming bones of '{armature.name}': weight them "
                              "(Auto Skin) before learning correctives")
-    names = character["names"]
     if op.source == 'ACTION':
         action = armature.animation_data.action if armature.animation_data else None
         if action is None:
             raise BonesmithError(f"'{armature.name}' has no active action: give it one, or learn "
                                  "from Random Poses")
         frames = bridge.action_frames(action, op.frame_step)
-        rotations = bridge.action_rotations(armature, names, action, frames)
+        rotations = bridge.action_rotations(armature, character["names"], action, frames)
         source = f"action '{action.name}'"
     else:
         rotations = correctives.random_rotations(character["parents"], op.poses,
-                                                 max_degrees=op.max_degrees, seed=op.seed)
+                                                 max_degrees=op.max_degrees, seed=seed)
         source = f"{op.poses} random poses"
     if len(rotations) < 2:
         raise BonesmithError(f"Learn Correctives needs at least 2 poses to learn from, {source} "
                              "gives 1 (50 or more give corrections that hold on new poses)")
     bridge.evaluated_vertices(meshes)  # a modifier that changes the vertex count fails here
-    # 0: as many keys as a live bake affords in LIVE_BUDGET_MS per frame for these meshes
-    max_keys = op.max_keys or correctives.key_budget(len(character["vertices"]), LIVE_BUDGET_MS)
-    return LearnPlan(armature.name, [m.name for m in meshes], [len(m.data.vertices) for m in meshes],
-                     character, rotations, source, {"max_keys": max_keys})
+    return Member(armature.name, [m.name for m in meshes], [len(m.data.vertices) for m in meshes],
+                  character, rotations, source)
 
 
-def _objects(plan: LearnPlan, label: str):
-    armature = bpy.data.objects.get(plan.armature)
-    meshes = [bpy.data.objects.get(n) for n in plan.meshes]
+def _check_family(member: Member, first: Member, armature) -> None:
+    a, b = member.character, first.character
+    if len(a["vertices"]) != len(b["vertices"]) or not np.array_equal(a["faces"], b["faces"]):
+        raise BonesmithError(
+            f"'{armature.name}' ({len(a['vertices'])} vertices) and '{first.armature}' "
+            f"({len(b['vertices'])} vertices) do not share one topology: learning a family needs "
+            "characters with the same mesh (same vertices and faces), only reshaped; select one "
+            "character to learn its own correctives")
+
+
+def _objects(member: Member, label: str):
+    armature = bpy.data.objects.get(member.armature)
+    meshes = [bpy.data.objects.get(n) for n in member.meshes]
     if armature is None or armature.type != 'ARMATURE' or any(m is None or m.type != 'MESH' for m in meshes):
         raise BonesmithError(f"The character was removed or renamed while {label} ran")
-    if [len(m.data.vertices) for m in meshes] != plan.vertex_counts:
+    if [len(m.data.vertices) for m in meshes] != member.vertex_counts:
         raise BonesmithError(f"The meshes were edited while {label} ran: run it again")
     return armature, meshes
 
 
 def fit(plan: LearnPlan, progress=None):
     """core.correctives.fit_correctives on the sampled ground truth (no bpy: runs in a
-    thread); returns (model, errors on the training poses)."""
-    ch = plan.character
-    model = correctives.fit_correctives(ch["vertices"], ch["faces"], ch["joints"], ch["parents"],
-                                        ch["weights"], plan.read, plan.posed, progress=progress,
-                                        **plan.options)
-    plain = correctives.lbs(ch["vertices"], ch["weights"],
-                            correctives.skinning_matrices(ch["joints"], ch["parents"], plan.read))
-    learned = model.pose(plan.read)
-    size = bbox_diagonal(ch["vertices"], 1.0)
-    error = lambda X: np.linalg.norm(X - plan.posed, axis=2) / size * 100  # noqa: E731
-    e_lbs, e_model = error(plain), error(learned)
-    return model, {"lbs_mean_pct": float(e_lbs.mean()), "lbs_max_pct": float(e_lbs.max()),
-                   "model_mean_pct": float(e_model.mean()), "model_max_pct": float(e_model.max())}
+    thread); returns (model, errors on the training poses over all members)."""
+    chars = [m.character for m in plan.members]
+    first = chars[0]
+    if plan.is_family:
+        model = correctives.fit_correctives(
+            [c["vertices"] for c in chars], first["faces"], [c["joints"] for c in chars],
+            first["parents"], first["weights"], [m.read for m in plan.members],
+            [m.posed for m in plan.members], progress=progress, **plan.options)
+    else:
+        model = correctives.fit_correctives(first["vertices"], first["faces"], first["joints"],
+                                            first["parents"], first["weights"], plan.members[0].read,
+                                            plan.members[0].posed, progress=progress, **plan.options)
+    model.names = list(first["names"])
+    e_lbs, e_model = [], []
+    for m, ch in zip(plan.members, chars):
+        plain = correctives.lbs(ch["vertices"], ch["weights"],
+                                correctives.skinning_matrices(ch["joints"], ch["parents"], m.read))
+        learned = model.for_body(ch["vertices"], ch["joints"]).pose(m.read)
+        size = bbox_diagonal(ch["vertices"], 1.0)
+        e_lbs.append(np.linalg.norm(plain - m.posed, axis=2) / size * 100)
+        e_model.append(np.linalg.norm(learned - m.posed, axis=2) / size * 100)
+    e_lbs, e_model = np.concatenate(e_lbs), np.concatenate(e_model)
+    errors = {"lbs_mean_pct": float(e_lbs.mean()), "lbs_max_pct": float(e_lbs.max()),
+              "model_mean_pct": float(e_model.mean()), "model_max_pct": float(e_model.max())}
+    if len(chars) >= 3:
+        errors["joints_leave_one_out_pct"] = correctives.leave_one_out_error(
+            [c["vertices"] for c in chars], [c["joints"] for c in chars])
+    return model, errors
 
 
 class Sampling:
     """The ground-truth stage with Job's polled interface, stepped from the modal timer on
-    the main thread (Blender data may only be touched there)."""
+    the main thread (Blender data may only be touched there). `members`: (armature, meshes,
+    rotations, bone names) per character, sampled one after the other; `result` is a list of
+    (posed, read) per character."""
 
-    def __init__(self, armature, meshes, rotations, names, seconds=SAMPLE_SECONDS):
-        self.count = len(rotations)
-        self._samples = bridge.iter_posed_vertices(armature, meshes, rotations, names)
+    def __init__(self, members, seconds=SAMPLE_SECONDS):
+        self._members = list(members)
+        self.count = sum(len(rotations) for _, _, rotations, _ in self._members)
         self._seconds = seconds
-        self._posed, self._read = [], []
+        self._results, self._posed, self._read = [], [], []
+        self._samples = self._next_member()
         self.fraction, self.message = 0.0, "ground truth"
         self.result = self.error = None
         self.done = self.cancelled = False
+
+    def _next_member(self):
+        armature, meshes, rotations, names = self._members[len(self._results)]
+        return bridge.iter_posed_vertices(armature, meshes, rotations, names)
 
     def start(self):
         return self
 
     def step(self) -> None:
-        """Sample poses for about `seconds`; the pose is restored when the last is done."""
+        """Sample poses for about `seconds`; each character's pose is restored when its last
+        is done."""
         deadline = time.perf_counter() + self._seconds
         try:
             while not self.done:   # at least one pose per step
                 try:
                     _, vertices, pose = next(self._samples)
                 except StopIteration:
-                    self.result = (np.array(self._posed), np.array(self._read))
-                    self.done = True
-                    break
+                    self._results.append((np.array(self._posed), np.array(self._read)))
+                    self._posed, self._read = [], []
+                    if len(self._results) == len(self._members):
+                        self.result, self.done = self._results, True
+                        break
+                    self._samples = self._next_member()
+                    continue
                 self._posed.append(vertices)
                 self._read.append(pose)
-                self.fraction = len(self._posed) / self.count
-                self.message = f"ground truth {len(self._posed)}/{self.count}"
+                sampled = sum(len(p) for p, _ in self._results) + len(self._posed)
+                self.fraction = sampled / self.count
+                self.message = f"ground truth {sampled}/{self.count}"
                 if time.perf_counter() >= deadline:
                     break
         except Exception as error:  # reported by the modal operator
@@ -220,13 +292,15 @@ class BONESMITH_OT_learn_correctives(LearnOptions, BonesmithOperator, bpy.types.
     def job(self, plan):
         """The ground truth first: Sampling, stepped on the main thread by modal(), which
         then fits in a Job."""
-        armature, meshes = _objects(plan, self.bl_label)
-        return Sampling(armature, meshes, plan.rotations, plan.character["names"])
+        return Sampling(self._sampled(plan))
+
+    def _sampled(self, plan) -> list:
+        return [(*_objects(m, self.bl_label), m.rotations, m.character["names"]) for m in plan.members]
 
     def compute_now(self, context, plan):
-        armature, meshes = _objects(plan, self.bl_label)
-        plan.posed, plan.read = bridge.sample_posed_vertices(
-            armature, meshes, plan.rotations, plan.character["names"], read_back=True)
+        for member, (armature, meshes, rotations, names) in zip(plan.members, self._sampled(plan)):
+            member.posed, member.read = bridge.sample_posed_vertices(armature, meshes, rotations,
+                                                                     names, read_back=True)
         return fit(plan)
 
     def modal(self, context, event):
@@ -235,28 +309,46 @@ class BONESMITH_OT_learn_correctives(LearnOptions, BonesmithOperator, bpy.types.
             job.step()
             if job.done and job.error is None:   # on to the fit, in a thread
                 plan = self._input
-                plan.posed, plan.read = job.result
+                for member, (posed, read) in zip(plan.members, job.result):
+                    member.posed, member.read = posed, read
                 self._job = Job(lambda progress: fit(plan, progress)).start()
         return BonesmithOperator.modal(self, context, event)
 
     def apply(self, context, plan, result):
-        """The model into the user folder, its path onto the armature."""
+        """The model into the user folder, its path onto the armature(s); a family's also onto
+        the scene, with its joint regressor for Fit Armature."""
         model, errors = result
-        armature, _ = _objects(plan, self.bl_label)
-        path = save_atomic(model.save, _model_path(armature))
+        armatures = [_objects(m, self.bl_label)[0] for m in plan.members]
+        names = plan.members[0].character["names"]
+        path = _model_path(armatures[0], family=plan.is_family)
+        path = save_atomic(model.save, path)
+        poses = sum(len(m.read) for m in plan.members)
         write_json(path.with_suffix(".json"), dict(
-            armature=armature.name, bones=plan.character["names"], meshes=plan.meshes,
-            vertex_counts=plan.vertex_counts, poses=len(plan.read), source=plan.source,
-            training_error=errors))
-        armature[MODEL_PROPERTY] = str(path)
-        text = (f"Learn Correctives: {len(plan.read)} poses ({plan.source}) of '{armature.name}'; "
+            armature=armatures[0].name, bones=names, meshes=plan.members[0].meshes,
+            vertex_counts=plan.members[0].vertex_counts, poses=poses, source=plan.source,
+            training_error=errors, family=[m.armature for m in plan.members] if plan.is_family else None))
+        for armature in armatures:
+            armature[MODEL_PROPERTY] = str(path)
+        if plan.is_family:
+            context.scene[FAMILY_PROPERTY] = str(path)
+            self._save_regressor(context, model, armatures, path)
+        who = (f"a family of {len(armatures)} characters ({', '.join(a.name for a in armatures)})"
+               if plan.is_family else f"'{armatures[0].name}'")
+        text = (f"Learn Correctives: {poses} poses ({plan.source}) of {who}; "
                 f"mean error on them {errors['lbs_mean_pct']:.3f} % → {errors['model_mean_pct']:.3f} % "
                 f"of the size (max {errors['lbs_max_pct']:.2f} % → {errors['model_max_pct']:.2f} %), "
-                f"plain LBS → learned; saved {path.name}. Bake Correctives puts it on the meshes")
+                f"plain LBS → learned; saved {path.name}")
+        if "joints_leave_one_out_pct" in errors:
+            text += (f"; joints of a left-out character within {errors['joints_leave_one_out_pct']:.3f} % "
+                     "of its size")
+        text += (". On a new body of the family: Fit Armature, then Bake Correctives" if plan.is_family
+                 else ". Bake Correctives puts it on the meshes")
         # constraints (IK, Copy Transforms of Rigify's DEF bones...) may override the poses
-        overridden = np.abs(plan.read - plan.rotations).max(axis=(0, 2, 3)) > 1e-3
+        overridden = np.zeros(len(names), bool)
+        for m in plan.members:
+            overridden |= np.abs(m.read - m.rotations).max(axis=(0, 2, 3)) > 1e-3
         if overridden.any():
-            bones = [n for n, o in zip(plan.character["names"], overridden) if o]
+            bones = [n for n, o in zip(names, overridden) if o]
             listed = ", ".join(bones[:3]) + ("…" if len(bones) > 3 else "")
             self.report({'WARNING'}, f"{text}. Constraints changed the pose of {len(bones)} bones "
                                      f"({listed}): they learned the poses the bones took (learn "
@@ -264,6 +356,16 @@ class BONESMITH_OT_learn_correctives(LearnOptions, BonesmithOperator, bpy.types.
         else:
             self.report({'INFO'}, text)
         return {'FINISHED'}
+
+    @staticmethod
+    def _save_regressor(context, model, armatures, path) -> None:
+        """The family's joint regressor as the scene's, so Fit Armature places a new body's bones."""
+        target = path.with_name(path.stem + "_joints" + path.suffix)
+        target = save_atomic(model.regressor.save, target)
+        write_json(target.with_suffix(".json"), dict(
+            bones=model.names, vertex_count=len(model.rest_verts), identities=[a.name for a in armatures],
+            meshes_per_identity=None, leave_one_out_pct=None, family_model=str(path)))
+        context.scene[REGRESSOR_PROPERTY] = str(target)
 
 
 # -- Bake Correctives -----------------------------------------------------------------------------
@@ -279,35 +381,46 @@ class BakePlan:
 
 def plan_bake(context, mode: str) -> BakePlan:
     """Everything checked before the scene changes: the learned model, that the meshes and
-    bones are still those it learned on, and the action for a keyed bake."""
+    bones are still those it learned on (a family model: that they are of the family), and
+    the action for a keyed bake."""
     to_object_mode(context)
-    armature, _ = find_character(context, "Bake Correctives")
-    stored = armature.get(MODEL_PROPERTY)
+    armature, selected_meshes = find_character(context, "Bake Correctives")
+    stored = armature.get(MODEL_PROPERTY) or context.scene.get(FAMILY_PROPERTY)
     if not stored:
-        raise BonesmithError(f"'{armature.name}' has no learned correctives: run Learn Correctives first")
+        raise BonesmithError(f"'{armature.name}' has no learned correctives: run Learn Correctives first "
+                             "(on it, or on several characters of its family)")
     path = Path(stored)
     if not path.is_file():
         raise BonesmithError(f"The correctives of '{armature.name}' are missing ({path}): learn them again")
     model = correctives.CorrectiveModel.load(path)
     info = read_json(path.with_suffix(".json"))
-    meshes = [bpy.data.objects.get(n) for n in info["meshes"]]
-    if any(m is None or m.type != 'MESH' for m in meshes):
-        raise BonesmithError(f"A mesh the correctives learned on ({', '.join(info['meshes'])}) is gone "
-                             "or renamed: learn them again")
-    if [len(m.data.vertices) for m in meshes] != info["vertex_counts"]:
-        raise BonesmithError("The meshes were edited since the correctives were learned: learn them again")
-    joints, _, _, bones = deform_bones(armature)
     names = info["bones"]
+    joints, _, _, bones = deform_bones(armature)
     if sorted(bones) != sorted(names):
-        raise BonesmithError(f"The deforming bones of '{armature.name}' changed since the correctives "
-                             "were learned: learn them again")
+        what = "are not the family's" if model.is_family else "changed since the correctives were learned"
+        raise BonesmithError(f"The deforming bones of '{armature.name}' {what}: learn them again")
     joints = joints[[bones.index(n) for n in names]]
-    rest = combine_rest(meshes).vertices
-    size = bbox_diagonal(rest, 1.0)
-    if (np.abs(rest - model.rest_verts).max() > CHANGED * size
-            or np.abs(joints - model.joints).max() > CHANGED * size):
-        raise BonesmithError("The meshes or bones moved or changed shape since the correctives were "
-                             "learned: learn them again")
+    if model.is_family:
+        meshes = selected_meshes
+        rest = combine_rest(meshes).vertices
+        if len(rest) != len(model.rest_verts):
+            raise BonesmithError(
+                f"The meshes of '{armature.name}' have {len(rest)} vertices, the family "
+                f"{len(model.rest_verts)}: a family model fits bodies of its topology only")
+        model = model.for_body(rest, joints)   # this body's size and joints (Fit Armature first)
+    else:
+        meshes = [bpy.data.objects.get(n) for n in info["meshes"]]
+        if any(m is None or m.type != 'MESH' for m in meshes):
+            raise BonesmithError(f"A mesh the correctives learned on ({', '.join(info['meshes'])}) is gone "
+                                 "or renamed: learn them again")
+        if [len(m.data.vertices) for m in meshes] != info["vertex_counts"]:
+            raise BonesmithError("The meshes were edited since the correctives were learned: learn them again")
+        rest = combine_rest(meshes).vertices
+        size = bbox_diagonal(rest, 1.0)
+        if (np.abs(rest - model.rest_verts).max() > CHANGED * size
+                or np.abs(joints - model.joints).max() > CHANGED * size):
+            raise BonesmithError("The meshes or bones moved or changed shape since the correctives were "
+                                 "learned: learn them again")
     frames = None
     if mode == 'KEYED':
         action = armature.animation_data.action if armature.animation_data else None

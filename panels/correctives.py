@@ -43,7 +43,13 @@ class BONESMITH_PT_correctives(BonesmithPanel, bpy.types.Panel):
         if armature is None:
             box.label(text="Select a rigged character", icon='INFO')
         elif not armature.get(ops.MODEL_PROPERTY):
-            box.label(text=f"'{armature.name}': nothing learned yet", icon='INFO')
+            if context.scene.get(ops.FAMILY_PROPERTY):
+                box.label(text="A family model: Fit Armature, then Bake", icon='INFO')
+            else:
+                box.label(text=f"'{armature.name}': nothing learned yet", icon='INFO')
+        characters = len({selection.find_armature(o) for o in context.selected_objects} - {None})
+        if characters > 1:
+            box.label(text=f"{characters} characters selected: learns a family", icon='COMMUNITY')
 
         box = layout.box()
         box.label(text="Bake", icon='SHAPEKEY_DATA')

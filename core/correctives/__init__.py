@@ -4,13 +4,15 @@ and a joint regressor, fitted on arrays; numpy/scipy only (no bpy, no torch)."""
 from .errors import CorrectivesError
 from .fit import fit_correctives
 from .joints import JointRegressor, fit_joint_regressor, leave_one_out_error
-from .kinematics import (axis_angle_to_matrix, lbs, local_quaternions, matrix_to_quaternion,
-                         quaternion_to_matrix, random_rotations, skinning_matrices)
+from .kinematics import (axis_angle_to_matrix, in_bone_order, lbs, local_quaternions,
+                         matrix_to_quaternion, quaternion_to_matrix, random_rotations,
+                         skinning_matrices)
 from .model import MONOMIALS, CorrectiveModel, LiveKey, key_budget, key_values, monomials
 
 __all__ = [
-    "CorrectivesError", "fit_correctives", "JointRegressor", "fit_joint_regressor", "leave_one_out_error",
-    "axis_angle_to_matrix", "lbs", "local_quaternions", "matrix_to_quaternion",
+    "CorrectivesError", "fit_correctives", "JointRegressor", "fit_joint_regressor",
+    "leave_one_out_error",
+    "axis_angle_to_matrix", "in_bone_order", "lbs", "local_quaternions", "matrix_to_quaternion",
     "quaternion_to_matrix", "random_rotations", "skinning_matrices",
     "MONOMIALS", "CorrectiveModel", "LiveKey", "key_budget", "key_values", "monomials",
 ]

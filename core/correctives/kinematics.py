@@ -135,3 +135,27 @@ def local_quaternions(rotations, bone_rest_rotations) -> np.ndarray:
     (what Blender stores as the pose bone's rotation_quaternion)."""
     B = np.asarray(bone_rest_rotations, dtype=np.float64)
     return matrix_to_quaternion(np.einsum("jba,pjbc,jcd->pjad", B, rotations, B))
+
+
+def in_bone_order(arrays: dict, names, label: str = "A character") -> dict:
+    """`arrays` (names, joints (J,3), parents (J,), weights (V,J), and optionally tails (J,3),
+    rotations (P,J,3,3)) with its bones put in the order of `names` (the same set of bone
+    names), parents renumbered. CorrectivesError when the bones differ."""
+    from .errors import CorrectivesError
+
+    own = [str(n) for n in arrays["names"]]
+    names = [str(n) for n in names]
+    if sorted(own) != sorted(names):
+        raise CorrectivesError(f"{label} has other deforming bones than the first character: a "
+                               "family shares one skeleton (the same bone names)")
+    order = np.array([own.index(n) for n in names], dtype=np.int64)
+    position = np.argsort(order)          # old index -> new index
+    parents = np.asarray(arrays["parents"])[order]
+    out = dict(arrays, names=names, joints=np.asarray(arrays["joints"])[order],
+               parents=np.where(parents >= 0, position[np.maximum(parents, 0)], -1),
+               weights=np.asarray(arrays["weights"])[:, order])
+    if arrays.get("tails") is not None:
+        out["tails"] = np.asarray(arrays["tails"])[order]
+    if arrays.get("rotations") is not None:
+        out["rotations"] = np.asarray(arrays["rotations"])[:, order]
+    return out
