@@ -66,6 +66,9 @@ def add_parser(commands) -> None:
                        help="a file taking longer fails and its process is killed (default 900)")
     batch.add_argument("--detail", type=float, default=1.0,
                        help="joint density of Auto Skeleton (default 1.0)")
+    from .core.rig.presets import PRESETS
+    batch.add_argument("--naming", choices=PRESETS, default="bonesmith",
+                       help="bone names, as `skin --naming` (humanoids get the standard skeleton)")
     batch.set_defaults(run=cmd_batch)
 
 
@@ -203,15 +206,16 @@ def child_env(threads: int) -> dict:
     return env
 
 
-def child_command(task: Task, partial: Path, detail: float) -> list[str]:
+def child_command(task: Task, partial: Path, detail: float, naming: str = "bonesmith") -> list[str]:
     return [sys.executable, "-m", __package__, "skin", str(task.source), "--auto-skeleton",
-            "--detail", str(detail), "--out", str(partial)]
+            "--detail", str(detail), "--naming", naming, "--out", str(partial)]
 
 
-def start(task: Task, partial_dir: Path, fmt: str, detail: float, env: dict) -> Running:
+def start(task: Task, partial_dir: Path, fmt: str, detail: float, env: dict,
+          naming: str = "bonesmith") -> Running:
     partial = partial_dir / f"{task.index:05d}-{uuid.uuid4().hex[:12]}.{fmt}"
     stderr = tempfile.TemporaryFile()
-    process = subprocess.Popen(child_command(task, partial, detail), env=env, stdin=subprocess.DEVNULL,
+    process = subprocess.Popen(child_command(task, partial, detail, naming), env=env, stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
     return Running(task, partial, process, stderr, time.monotonic())
 
@@ -454,7 +458,7 @@ def cmd_batch(args) -> int:
     try:
         write_report(report, entries)
         run_all(todo, jobs, args.timeout,
-                lambda task: start(task, partial_dir, args.format, args.detail, env), on_done)
+                lambda task: start(task, partial_dir, args.format, args.detail, env, args.naming), on_done)
     except KeyboardInterrupt:
         progress.close()
         write_report(report, entries)

@@ -74,7 +74,7 @@ def _empty_scene():
     return bpy.context.scene
 
 
-def _rig(meshes, detail: float):
+def _rig(meshes, detail: float, naming: str = "bonesmith"):
     """Skeleton (world space) and armature for `meshes`; returns (skeleton, armature,
     seconds of the extraction, vertex count)."""
     from .bridge import armature as bridge_armature
@@ -83,7 +83,10 @@ def _rig(meshes, detail: float):
 
     mesh_set = bridge_mesh.combine_objects(meshes, basis=True)
     started = time.perf_counter()
-    skeleton = extract_skeleton(mesh_set.vertices, mesh_set.faces, detail=detail)
+    skeleton = extract_skeleton(mesh_set.vertices, mesh_set.faces, detail=detail, naming=naming)
+    if naming != "bonesmith" and skeleton.info["naming"] != naming:
+        print(f"note: not recognised as a humanoid (two legs, two arms, a head): generic names kept, "
+              f"not {naming} names", file=sys.stderr)
     seconds = time.perf_counter() - started
     armature = bridge_armature.build_rig(skeleton, meshes)
     return skeleton, armature, seconds, len(mesh_set.vertices)
@@ -147,7 +150,16 @@ def _add_skeleton_parser(commands) -> None:
                                "or .json (the skeleton in world units)")
     skeleton.add_argument("--detail", type=float, default=1.0,
                           help="joint density (default 1.0; 2.0 about doubles the joints per chain)")
+    _naming_argument(skeleton)
     skeleton.set_defaults(run=cmd_skeleton)
+
+
+def _naming_argument(parser) -> None:
+    from .core.rig.presets import PRESETS
+    parser.add_argument("--naming", choices=PRESETS, default="bonesmith",
+                        help="bone names: bonesmith (generic, default) or, for a humanoid, the "
+                             "standard humanoid skeleton named for Mixamo, Unreal, Unity or as a "
+                             "Rigify metarig")
 
 
 def cmd_skeleton(args) -> int:
@@ -157,7 +169,7 @@ def cmd_skeleton(args) -> int:
 
     meshes = files.import_file(args.input)
     files.strip_rigs(meshes)
-    skeleton, armature, seconds, n_vertices = _rig(meshes, args.detail)
+    skeleton, armature, seconds, n_vertices = _rig(meshes, args.detail, args.naming)
     _write_all(args.out, skeleton, armature, meshes)
     print(f"{args.input.name}: {n_vertices} vertices -> {len(skeleton)} joints ({skeleton.facing_text}) "
           f"in {seconds:.2f} s")
@@ -187,6 +199,7 @@ def _add_skin_parser(commands) -> None:
                       help="most bones per vertex (default 4, what game engines take)")
     skin.add_argument("--detail", type=float, default=1.0,
                       help="joint density for --auto-skeleton (default 1.0)")
+    _naming_argument(skin)
     skin.set_defaults(run=cmd_skin)
 
 
@@ -225,6 +238,8 @@ def cmd_skin(args) -> int:
     _check_outputs(args.out, SKIN_OUTPUT_FORMATS)
     if args.max_influences < 1:
         raise BonesmithError("--max-influences must be at least 1")
+    if args.naming != "bonesmith" and not args.auto_skeleton:
+        raise BonesmithError("--naming names a new skeleton: use it with --auto-skeleton")
     scene = _empty_scene()
     import bpy
     from .bridge import files
@@ -234,7 +249,7 @@ def cmd_skin(args) -> int:
     skeleton_seconds = None
     if args.auto_skeleton:
         files.strip_rigs(meshes)
-        _, armature, skeleton_seconds, _ = _rig(meshes, args.detail)
+        _, armature, skeleton_seconds, _ = _rig(meshes, args.detail, args.naming)
     elif args.armature_from is not None:
         source = args.armature_from
         if source.suffix.lower() not in (".blend", ".fbx", ".glb", ".gltf"):

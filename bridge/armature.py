@@ -11,6 +11,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
+from ..core.errors import BonesmithError
+from ..core.rig import presets
 from ..core.skeleton import Skeleton
 from .mesh import matrix_to_numpy, transform_points
 
@@ -87,21 +89,56 @@ def skeleton_to_armature(skeleton: Skeleton, *, name: str = "Armature", matrix_w
                 bone.tail = Vector(tails[j])
                 bone.use_deform = True
                 edit_bones.append(bone)
+            chain_starts = _rigify_chain_starts(skeleton)
             for j, p in enumerate(parents):
                 if p < 0:
                     continue
                 edit_bones[j].parent = edit_bones[p]
-                if np.linalg.norm(heads[j] - tails[p]) <= CONNECT_TOLERANCE * size:
+                if np.linalg.norm(heads[j] - tails[p]) <= CONNECT_TOLERANCE * size and j not in chain_starts:
                     edit_bones[j].use_connect = True
             for j, bone in enumerate(edit_bones):
                 if np.any(ups[j]):
                     bone.align_roll(Vector(ups[j]))
         finally:
             bpy.ops.object.mode_set(mode='OBJECT')
+        if skeleton.info.get("naming") == "rigify":
+            _rigify_types(obj, skeleton)
     except Exception:
         remove_armature(obj)
         raise
     return obj
+
+
+def _rigify_chain_starts(skeleton: Skeleton) -> set:
+    """A metarig's bones that start a Rigify rig stay unconnected to their parent (Rigify
+    takes a connected child into its parent's chain: the neck would join the spine)."""
+    if skeleton.info.get("naming") != "rigify":
+        return set()
+    return {j for j, role in enumerate(skeleton.info["roles"]) if presets.rigify_type(role)}
+
+
+def _rigify_types(obj, skeleton: Skeleton) -> None:
+    """A metarig: Rigify's rig type on each chain's first bone. PoseBone.rigify_type exists
+    while Rigify (shipped with Blender) is enabled, so it is enabled first."""
+    if "rigify_type" not in bpy.types.PoseBone.bl_rna.properties:
+        import addon_utils
+        errors = []
+        addon_utils.enable("rigify", default_set=True, handle_error=errors.append)
+        if "rigify_type" not in bpy.types.PoseBone.bl_rna.properties:
+            raise BonesmithError(f"A Rigify metarig needs the Rigify add-on, which could not be "
+                                 f"enabled ({errors[0] if errors else 'not found'}): enable it in "
+                                 "Preferences > Add-ons, or pick another Naming")
+    collections = {}
+    for name, role in zip(skeleton.names, skeleton.info["roles"]):
+        rig_type = presets.rigify_type(role)
+        if rig_type:
+            obj.pose.bones[name].rigify_type = rig_type
+        # Rigify draws a button row per bone collection with a UI row, and needs one at least
+        group = presets.rigify_collection(role)
+        if group not in collections:
+            collections[group] = obj.data.collections.new(group)
+            collections[group].rigify_ui_row = len(collections)
+        collections[group].assign(obj.data.bones[name])
 
 
 def remove_armature(armature: bpy.types.Object) -> None:

@@ -88,11 +88,17 @@ DEFAULTS = dict(
 )
 
 
-def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **options) -> Skeleton:
+def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bonesmith",
+                     progress=None, **options) -> Skeleton:
     """Build a rig for a triangle mesh.
 
     vertices (V,3), faces (F,3) int (polygons must be triangulated by the caller).
     detail: 1.0 = default joint density; 2.0 roughly doubles joints per chain.
+    naming: "bonesmith" (generic names: spine_01, arm_02.L ...) or a humanoid preset,
+    "mixamo", "unreal", "unity", "rigify": a humanoid then gets the standard humanoid
+    skeleton with that preset's names (rigify: a metarig, with heel bones); anything
+    else keeps the generic skeleton and names. info["humanoid"] says whether the mesh was
+    recognised as one; info["roles"] gives each standard bone's role ("forearm.L").
     progress: optional callable(fraction: float, message: str); it may raise
     errors.Cancelled to stop the job.
     options: override DEFAULTS, or contraction options (wl0, max_iterations...).
@@ -104,6 +110,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
         raise TypeError(f"unknown options: {sorted(unknown)}")
     if not detail > 0:
         raise ValueError("detail must be positive")
+    rig.presets.check(naming)
     opt = {**DEFAULTS, **{k: v for k, v in options.items() if k in DEFAULTS}}
     contract_opt = {k: v for k, v in options.items() if k not in DEFAULTS}
     report = progress or (lambda fraction, message: None)
@@ -138,11 +145,19 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, progress=None, **o
                                on_its_side=rig.is_side_turn(turn))
     heads, tails, turn = heads @ upright.T, tails @ upright.T, upright @ turn
     names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
+    human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T)
+    roles = None
+    if human is not None and naming != "bonesmith":
+        heads, tails, parents, roles = rig.humanoid.standard_bones(human, heels=naming == "rigify")
+        names = rig.presets.names(roles, naming)
     timings["rig"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     report(1.0, "Done")
     info = {"timings": timings, "contraction": cinfo, "proxy_vertices": len(V),
-            "graph_nodes": len(nodes), "far_faces_left_out": int((~body).sum()), **rig.facing(turn)}
+            "graph_nodes": len(nodes), "far_faces_left_out": int((~body).sum()), **rig.facing(turn),
+            "humanoid": human is not None, "naming": naming if roles else "bonesmith"}
+    if roles:
+        info["roles"] = roles
     up = rig.default_up(heads, tails)
     return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
                     up @ turn, info)

@@ -37,9 +37,9 @@ def read_input(context) -> AutoRigInput:
                         model=None if model is None else str(model), warning=warning)
 
 
-def compute(inp: AutoRigInput, detail: float, max_influences: int, progress):
+def compute(inp: AutoRigInput, detail: float, max_influences: int, progress, naming: str = "bonesmith"):
     """(skeleton, weights): the skeleton takes the first 70 % of the progress bar."""
-    skeleton = auto_skeleton.compute(inp.rig, detail, lambda f, m="": progress(0.7 * f, m))
+    skeleton = auto_skeleton.compute(inp.rig, detail, lambda f, m="": progress(0.7 * f, m), naming)
     weights = auto_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
                                 skeleton.tails, model=inp.model, max_influences=max_influences,
                                 progress=lambda f, m="": progress(0.7 + 0.3 * f, m))
@@ -67,18 +67,20 @@ class BONESMITH_OT_auto_rig(BonesmithOperator, bpy.types.Operator):
     bl_label = "Auto Rig"
 
     detail: options.DETAIL
+    naming: options.NAMING
     max_influences: options.MAX_INFLUENCES
 
     def read(self, context):
         return read_input(context)
 
     def computation(self, inp):
-        detail, max_influences = self.detail, self.max_influences
-        return lambda progress: compute(inp, detail, max_influences, progress)
+        detail, max_influences, naming = self.detail, self.max_influences, self.naming
+        return lambda progress: compute(inp, detail, max_influences, progress, naming)
 
     def apply(self, context, inp, result):
         armature = apply(context, inp, *result)   # the module's apply()
-        text = (f"Auto Rig: {len(armature.data.bones)} bones in '{armature.name}', {result[0].facing_text}, "
+        text = (f"Auto Rig: {len(armature.data.bones)} bones in '{armature.name}', {result[0].facing_text}"
+                f"{auto_skeleton.naming_text(result[0], self.naming)}, "
                 f"{inp.n_vertices} vertices weighted ({self.seconds:.1f} s)")
         self.report_done(text, inp.warning)
         return {'FINISHED'}

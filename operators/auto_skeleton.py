@@ -69,9 +69,19 @@ def build(context, rig_input: RigInput, skeleton):
                                      world_to_local=rig_input.world_to_local)
 
 
-def compute(rig_input: RigInput, detail: float, progress):
+def compute(rig_input: RigInput, detail: float, progress, naming: str = "bonesmith"):
     return core_skeleton.extract_skeleton(rig_input.vertices, rig_input.faces,
-                                          detail=detail, progress=progress)
+                                          detail=detail, naming=naming, progress=progress)
+
+
+def naming_text(skeleton, naming: str) -> str:
+    """What the report says about the names: ", Mixamo humanoid" or a note that a
+    non-humanoid kept generic names."""
+    if naming == "bonesmith":
+        return ""
+    if skeleton.info.get("naming") == naming:
+        return f", humanoid with {naming.capitalize() if naming != 'rigify' else 'a Rigify metarig'} names"
+    return f", not recognised as a humanoid: generic names kept ({naming.capitalize()} names need two legs, two arms and a head)"
 
 
 class BONESMITH_OT_auto_skeleton(BonesmithOperator, bpy.types.Operator):
@@ -80,16 +90,18 @@ class BONESMITH_OT_auto_skeleton(BonesmithOperator, bpy.types.Operator):
     bl_label = "Auto Skeleton"
 
     detail: options.DETAIL
+    naming: options.NAMING
 
     def read(self, context):
         return read_input(context)
 
     def computation(self, rig_input):
-        detail = self.detail
-        return lambda progress: compute(rig_input, detail, progress)
+        detail, naming = self.detail, self.naming
+        return lambda progress: compute(rig_input, detail, progress, naming)
 
     def apply(self, context, rig_input, skeleton):
         armature = build(context, rig_input, skeleton)
         self.report({'INFO'}, f"Auto Skeleton: {len(armature.data.bones)} bones "
-                              f"in '{armature.name}', {skeleton.facing_text} ({self.seconds:.1f} s)")
+                              f"in '{armature.name}', {skeleton.facing_text}"
+                              f"{naming_text(skeleton, self.naming)} ({self.seconds:.1f} s)")
         return {'FINISHED'}

@@ -14,6 +14,18 @@ LIVE_BUDGET_MS = 4.0   # default live-bake cost per frame (sets the number of sh
 
 # -- Auto Skeleton, Auto Skin, Auto Rig -----------------------------------------------------
 
+NAMING = EnumProperty(
+    name="Naming",
+    description="Bone names. A humanoid (two legs, two arms, a head) gets the standard "
+                "humanoid skeleton with the chosen names; other characters keep generic names",
+    items=[('bonesmith', "Generic", "spine_01, arm_02.L ... for any creature (no standard skeleton)"),
+           ('mixamo', "Mixamo", "mixamorig:Hips, mixamorig:LeftArm ... (Mixamo animations retarget by name)"),
+           ('unreal', "Unreal", "pelvis, spine_01, upperarm_l ... (UE mannequin)"),
+           ('unity', "Unity", "Hips, LeftUpperArm ... (Unity Humanoid avatar maps them)"),
+           ('rigify', "Rigify Metarig", "spine, upper_arm.L ... with Rigify rig types: Generate Rig makes a control rig")],
+    default='bonesmith',
+)
+
 DETAIL = FloatProperty(
     name="Detail",
     description="Joint density: 1 is the default, 2 gives about twice the joints per chain",

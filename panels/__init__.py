@@ -13,6 +13,7 @@ class BonesmithSettings(bpy.types.PropertyGroup):
     """Per-scene options shown in the sidebar, handed to the operators (defined once, in
     operators/options.py, for both)."""
     detail: options.DETAIL
+    naming: options.NAMING
     max_influences: options.MAX_INFLUENCES
     train_epochs: options.EPOCHS
     train_model_name: options.TRAINED_MODEL_NAME
@@ -35,15 +36,16 @@ class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
         box = layout.box()
         box.label(text="Rig", icon='ARMATURE_DATA')
         box.prop(settings, "detail")
+        box.prop(settings, "naming")
         box.prop(settings, "max_influences")
         row = box.row()
         row.scale_y = 1.4
         op = row.operator("bonesmith.auto_rig", icon='OUTLINER_OB_ARMATURE')
-        op.detail = settings.detail
+        op.detail, op.naming = settings.detail, settings.naming
         op.max_influences = settings.max_influences
         row = box.row(align=True)
         op = row.operator("bonesmith.auto_skeleton", icon='BONE_DATA')
-        op.detail = settings.detail
+        op.detail, op.naming = settings.detail, settings.naming
         op = row.operator("bonesmith.auto_skin", icon='MOD_VERTEX_WEIGHT')
         op.max_influences = settings.max_influences
         if not meshes:

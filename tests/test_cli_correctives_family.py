@@ -83,9 +83,11 @@ def test_apply_to_a_rigged_blend_fits_the_armature_and_bakes_keys(cli_with_bpy, 
     out = tmp_path / "rigged.blend"
     result = cli_with_bpy("correctives", "--apply", learned[0], source, "--out", out, timeout=600)
     assert result.returncode == 0, result.stderr
-    bpy.ops.wm.open_mainfile(filepath=str(out))
-    rig = next(o for o in bpy.data.objects if o.type == 'ARMATURE')
-    mesh = next(o for o in bpy.data.objects if o.type == 'MESH')
+    # read the written file's objects (open_mainfile would change the session's file path)
+    with bpy.data.libraries.load(str(out)) as (source, target):
+        target.objects = list(source.objects)
+    rig = next(o for o in target.objects if o.type == 'ARMATURE')
+    mesh = next(o for o in target.objects if o.type == 'MESH')
     heads = np.array([list(rig.matrix_world @ rig.data.bones[n].head_local) for n in model.names])
     expected = model.for_body(fam["bodies"][4]["T"]).joints
     assert np.abs(heads - expected).max() < 1e-4 * np.linalg.norm(np.ptp(expected, axis=0))

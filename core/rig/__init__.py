@@ -13,10 +13,13 @@ placement   center_in_sections, push_inside: joints centred and inside the surfa
 bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
 naming      bone_names: readable, mirror-friendly names.
 orientation upright_turn: up and front found from the limbs (lying, facing +Y ...).
+humanoid    recognise, standard_bones: two legs, two arms, a head -> the standard skeleton.
+presets     names: Mixamo / Unreal / Unity / Rigify names of the standard roles.
 graph       adjacency sets, edge lists, connected components (shared helpers).
 Every length here is in the normalised frame (longest bounding-box side = 1).
 core/skeleton.py runs them in this order (mirror_pairs last, with the placement).
 """
+from . import humanoid, presets
 from .bones import default_up, shorten_end_bones, single_bone, to_bones
 from .chains import simplify_chains
 from .graph import adjacency, edge_list, node_components

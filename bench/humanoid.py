@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Humanoid benchmark (docs/auto_skeleton.md#humanoids): recognition and named landmarks.
+
+    .venv/bin/python bench/humanoid.py [--only quat_,mpfb_,zad_] [--jobs 2] [--calibrate]
+
+Recognition: `extract_skeleton(...).info["humanoid"]` on every record against the MANIFEST
+category ("humanoid" or not); precision and recall per source. Landmarks, on the records
+the artist labelled humanoid that Bonesmith recognised: the heads of the standard bones
+(naming "mixamo"; every preset places the same joints) against the artist's bones of the
+same role, found by name (LANDMARK_NAMES: Unreal / MPFB game_engine, Mixamo, CMU, MakeHuman
+default, Quaternius, 0 A.D.), in % of the rest mesh's bounding-box diagonal. Records whose
+rig names no landmark are counted but not scored.
+
+--calibrate: the artists' landmarks as fractions of Bonesmith's humanoid paths (where
+core/rig/humanoid.py's LANDMARKS come from), median per landmark over the CC0 sources
+(quat_, mpfb_) facing -Y, up +Z. Output: bench/results/humanoid.md.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DATA_DEFAULT, RESULTS, markdown_table  # noqa: E402
+
+# role -> artist bone name templates; {l} l/r, {L} L/R, {Left} Left/Right
+LANDMARK_NAMES = {
+    "upper_arm": ("upperarm_{l}", "{Left}Arm", "upperarm01.{L}", "UpperArm.{L}", "arm_{L}"),
+    "forearm": ("lowerarm_{l}", "{Left}ForeArm", "lowerarm01.{L}", "LowerArm.{L}", "forearm_{L}"),
+    "hand": ("hand_{l}", "{Left}Hand", "wrist.{L}", "Palm.{L}", "hand_{L}"),
+    "thigh": ("thigh_{l}", "{Left}UpLeg", "upperleg01.{L}", "UpperLeg.{L}", "thigh_{L}"),
+    "shin": ("calf_{l}", "{Left}Leg", "lowerleg01.{L}", "LowerLeg.{L}", "leg_{L}"),
+    "foot": ("foot_{l}", "{Left}Foot", "foot.{L}", "Foot.{L}", "foot_{L}"),
+    "head": ("head", "Head"),
+    "neck": ("neck_01", "Neck", "neck01", "neck"),
+}
+LABELS = {"upper_arm": "shoulder", "forearm": "elbow", "hand": "wrist", "thigh": "hip",
+          "shin": "knee", "foot": "ankle", "head": "head", "neck": "neck"}
+SCORED = ("upper_arm", "forearm", "hand", "thigh", "shin", "foot", "head")
+
+
+def artist_landmarks(names, joints) -> dict:
+    """role (with side) -> the artist's bone head, for the roles its names give."""
+    plain = {str(n).split(":")[-1]: k for k, n in enumerate(names)}
+    out = {}
+    for role, templates in LANDMARK_NAMES.items():
+        sides = (("", {}),) if role in ("head", "neck") else (
+            (".L", dict(l="l", L="L", Left="Left")), (".R", dict(l="r", L="R", Left="Right")))
+        for suffix, fill in sides:
+            for t in templates:
+                name = t.format(**fill) if fill else t
+                if name in plain:
+                    out[role + suffix] = joints[plain[name]]
+                    break
+    return out
+
+
+def categories(data: Path) -> dict:
+    with open(data / "MANIFEST.tsv") as fh:
+        return {r["name"]: r["category"] for r in csv.DictReader(fh, delimiter="\t")}
+
+
+def run(path: Path) -> dict:
+    from bonesmith.core.skeleton import extract_skeleton
+    from bonesmith.core.mesh import bbox_diagonal
+
+    with np.load(path, allow_pickle=False) as d:
+        rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
+    out = {"record": path.stem, "humanoid": None, "errors": {}}
+    try:
+        sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
+    except Exception as error:  # noqa: BLE001 - a refusal is a result
+        out["error"] = f"{type(error).__name__}: {error}"
+        return out
+    out["humanoid"] = bool(sk.info["humanoid"])
+    out["facing"] = sk.facing_text
+    if out["humanoid"]:
+        mine = {role: sk.joints[k] for k, role in enumerate(sk.info["roles"])}
+        diag = bbox_diagonal(rec["verts"])
+        for role, point in artist_landmarks(rec["joint_names"], rec["joints"]).items():
+            if role in mine:
+                out["errors"][role] = float(np.linalg.norm(mine[role] - point) / diag * 100)
+    return out
+
+
+def calibrate(path: Path) -> dict:
+    """Artist landmarks as fractions of the humanoid paths (records facing -Y, up +Z)."""
+    from bonesmith.core.rig import humanoid
+    from bonesmith.core.skeleton import extract_skeleton
+
+    with np.load(path, allow_pickle=False) as d:
+        rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
+    sk = extract_skeleton(rec["verts"], rec["faces"])
+    if not sk.info["humanoid"] or sk.facing_text != "facing -Y, up +Z":
+        return {}
+    parents = sk.parents
+    human = humanoid.recognise(sk.joints, sk.tails, parents, rec["verts"])
+    if human is None:
+        return {}
+    paths = {"upper_arm": "arm", "forearm": "arm", "hand": "arm", "thigh": "leg", "shin": "leg",
+             "foot": "leg", "head": "head", "neck": "head"}
+    out = {}
+    for role, point in artist_landmarks(rec["joint_names"], rec["joints"]).items():
+        base, side = role.split(".")[0], role[len(role.split(".")[0]):]
+        out[role] = humanoid.fraction_of(human.paths[paths[base] + side], point)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=DATA_DEFAULT)
+    ap.add_argument("--only", default="quat_,mpfb_,zad_")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--calibrate", action="store_true")
+    ap.add_argument("--out", type=Path, default=RESULTS / "humanoid.md")
+    args = ap.parse_args(argv)
+    cats = categories(args.data)
+    prefixes = tuple(p for p in args.only.split(",") if p)
+    paths = [p for p in sorted(args.data.glob("*.npz")) if p.stem.startswith(prefixes) and p.stem in cats]
+    with ProcessPoolExecutor(args.jobs) as pool:
+        if args.calibrate:
+            cc0 = [p for p in paths if p.stem.startswith(("quat_", "mpfb_")) and cats[p.stem] == "humanoid"]
+            found = [f for f in pool.map(calibrate, cc0) if f]
+            rows = []
+            for role in LANDMARK_NAMES:
+                values = [f[k] for f in found for k in f if k.split(".")[0] == role]
+                if values:
+                    rows.append([role, len(values), f"{np.median(values):.3f}",
+                                 f"{np.percentile(values, 25):.3f}", f"{np.percentile(values, 75):.3f}"])
+            print(markdown_table(["role", "n", "median fraction", "p25", "p75"], rows))
+            return 0
+        results = list(pool.map(run, paths))
+    text = report(results, cats)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    return 0
+
+
+def report(results, cats) -> str:
+    rows, lm_rows = [], []
+    sources = sorted({r["record"].split("_")[0] + "_" for r in results})
+    for source in sources + ["all"]:
+        rs = [r for r in results if source == "all" or r["record"].startswith(source)]
+        truth = [cats[r["record"]] == "humanoid" for r in rs]
+        said = [r["humanoid"] is True for r in rs]
+        tp = sum(t and s for t, s in zip(truth, said))
+        fp = sum(s and not t for t, s in zip(truth, said))
+        fn = sum(t and not s for t, s in zip(truth, said))
+        precision = tp / (tp + fp) if tp + fp else float("nan")
+        recall = tp / (tp + fn) if tp + fn else float("nan")
+        rows.append([source, len(rs), sum(truth), tp, fp, fn, f"{precision:.3f}", f"{recall:.3f}"])
+        scored = [r for r, t in zip(rs, truth) if t and r["errors"]]
+        per = {}
+        for r in scored:
+            for role, e in r["errors"].items():
+                if role.split(".")[0] in SCORED:
+                    per.setdefault(LABELS[role.split(".")[0]], []).append(e)
+        if per:
+            means = [float(np.mean(r_e)) for r_e in
+                     ([e for role, e in r["errors"].items() if role.split(".")[0] in SCORED] for r in scored)]
+            lm_rows.append([source, len(scored), f"{np.mean(means):.2f}"]
+                           + [f"{np.mean(per[k]):.2f}" if k in per else "–"
+                              for k in ("shoulder", "elbow", "wrist", "hip", "knee", "ankle", "head")])
+    wrong = [r["record"] for r in results if r["humanoid"] and cats[r["record"]] != "humanoid"]
+    missed = [r["record"] for r in results if not r["humanoid"] and cats[r["record"]] == "humanoid"]
+    return ("Humanoid recognition (MANIFEST category 'humanoid' = truth)\n\n"
+            + markdown_table(["source", "records", "humanoid", "found", "false", "missed",
+                              "precision", "recall"], rows)
+            + "\n\nNamed landmarks, % of the bounding-box diagonal (recognised humanoids whose rig "
+              "names them; mean per character, then over characters)\n\n"
+            + markdown_table(["source", "characters", "mean", "shoulder", "elbow", "wrist", "hip",
+                              "knee", "ankle", "head"], lm_rows)
+            + f"\n\ncalled humanoid, labelled otherwise: {', '.join(wrong) or 'none'}\n"
+            + f"missed: {', '.join(missed) or 'none'}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

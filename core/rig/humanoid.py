@@ -1,0 +1,265 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Humanoids: recognise two legs, two arms and a head on a generic rig, and lay a standard
+humanoid skeleton along them (docs/auto_skeleton.md#humanoids).
+
+Works in the upright frame of core/skeleton.py (up +Z, facing -Y, the character's left at
++X) on the generic rig's bones. The generic tree is read as an undirected graph of joints;
+its leaves are grouped into extremities (a hand's fingers are one), and a humanoid has
+exactly two feet on the floor, a head on top and two hands, with nothing else longer than
+a short appendage. Its pelvis is where the paths between the feet and the head meet (the
+tree median of the three), its chest where the paths between the hands and the head meet.
+The standard joints are placed along the paths pelvis -> foot, chest -> hand, pelvis ->
+chest and chest -> head tip at fractions of their length (LANDMARKS; the proportions of
+the CC0 human rigs of the benchmark data, bench/humanoid.py), so the arm hangs from the
+shoulder in A-pose as in T-pose whatever the hands touch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import shortest_path
+
+# Leaves that branch apart this close to both of them (tree distance, fraction of the
+# height) are one extremity: the fingers of a hand, a foot's toe and heel, a head's parts.
+EXTREMITY_SPAN = 0.15
+FOOT_LEVEL = 0.15          # a foot ends this close to the floor (fraction of the height)
+HEAD_CENTRE = 0.15         # the head ends this close to the plane of symmetry (fraction of the width)
+APPENDAGE = 0.25           # any other extremity must branch off shorter than this (a tail, wings: not humanoid)
+UPRIGHT = 0.6              # pelvis -> chest points up at least this much (cosine)
+END_REACH = 0.5            # rig.bones.shorten_end_bones: leaf bones end at this share of their node
+
+# Standard joints: (role, path, fraction of the path's length). Paths: "spine" pelvis ->
+# chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" pelvis -> foot tip.
+# Upper arm to foot, neck and head: the median over the CC0 human rigs of ../shared/data
+# (bench/humanoid.py --calibrate: 64 limbs, 32 heads; quartiles within ±0.03-0.06 of
+# these); the spine is spread evenly and the clavicle starts near the middle.
+LANDMARKS = (
+    ("spine", "spine", 0.30), ("spine1", "spine", 0.60), ("spine2", "spine", 0.85),
+    ("neck", "head", 0.23), ("head", "head", 0.45),
+    ("shoulder", "arm", 0.05), ("upper_arm", "arm", 0.21), ("forearm", "arm", 0.48),
+    ("hand", "arm", 0.78),
+    ("thigh", "leg", 0.14), ("shin", "leg", 0.44), ("foot", "leg", 0.83), ("toe", "leg", 0.93),
+)
+# The standard hierarchy: role -> parent role ("hips" is the root). Sides: ".L", ".R".
+PARENTS = {
+    "spine": "hips", "spine1": "spine", "spine2": "spine1", "neck": "spine2", "head": "neck",
+    "shoulder": "spine2", "upper_arm": "shoulder", "forearm": "upper_arm", "hand": "forearm",
+    "thigh": "hips", "shin": "thigh", "foot": "shin", "toe": "foot",
+}
+SIDED = {"shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe"}
+
+
+@dataclass
+class Humanoid:
+    """The paths of a recognised humanoid, (k, 3) polylines in the upright frame."""
+    paths: dict          # "spine", "head", "arm.L", "arm.R", "leg.L", "leg.R"
+
+
+def recognise(heads, tails, parents, vertices) -> Humanoid | None:
+    """The humanoid paths of a generic rig (upright frame), or None if it is not one."""
+    points, edges = _joint_graph(heads, tails, parents)
+    if len(points) < 6:
+        return None
+    V = np.asarray(vertices, dtype=np.float64)
+    height, width = np.ptp(V[:, 2]), max(np.ptp(V[:, 0]), 1e-12)
+    floor = V[:, 2].min()
+    dist, pred = _tree_distances(points, edges)
+    tips = _extremities(points, edges, dist, height)
+    feet = [t for t in tips if points[t, 2] < floor + FOOT_LEVEL * height]
+    if len(feet) != 2 or np.sign(points[feet[0], 0]) == np.sign(points[feet[1], 0]):
+        return None
+    rest = [t for t in tips if t not in feet]
+    if not rest:
+        return None
+    head = max(rest, key=lambda t: points[t, 2])
+    if abs(points[head, 0]) > HEAD_CENTRE * width:
+        return None
+    hands = _hands([t for t in rest if t != head], points, dist, head)
+    if hands is None:
+        return None
+    pelvis = _median(feet[0], feet[1], head, dist)
+    chest = _median(hands[0], hands[1], head, dist)
+    spine = points[chest] - points[pelvis]
+    if np.linalg.norm(spine) < 0.05 * height or spine[2] < UPRIGHT * np.linalg.norm(spine):
+        return None
+    main = set()
+    for a, b in ((pelvis, feet[0]), (pelvis, feet[1]), (pelvis, chest), (chest, head),
+                 (chest, hands[0]), (chest, hands[1])):
+        main.update(_path(pred, a, b))
+    others = [t for t in tips if t not in (*feet, head, *hands)]
+    if any(min(dist[t, m] for m in main) > APPENDAGE * height for t in others):
+        return None                       # a tail, wings or extra limbs
+    left = lambda pair: sorted(pair, key=lambda t: -points[t, 0])  # noqa: E731
+    (hand_l, hand_r), (foot_l, foot_r) = left(hands), left(feet)
+    paths = {"spine": _polyline(pred, points, pelvis, chest), "head": _polyline(pred, points, chest, head),
+             "arm.L": _polyline(pred, points, chest, hand_l), "arm.R": _polyline(pred, points, chest, hand_r),
+             "leg.L": _polyline(pred, points, pelvis, foot_l), "leg.R": _polyline(pred, points, pelvis, foot_r)}
+    return Humanoid(paths)
+
+
+def standard_joints(humanoid: Humanoid) -> dict:
+    """role (e.g. "forearm.L") -> joint position, and "hips", plus "head_top", "hand_tip.L",
+    "toe_tip.L" ... for the end bones' tails."""
+    out = {"hips": humanoid.paths["spine"][0], "head_top": humanoid.paths["head"][-1]}
+    for role, path, fraction in LANDMARKS:
+        for side in ((".L", ".R") if path in ("arm", "leg") else ("",)):
+            out[role + side] = point_at(humanoid.paths[path + side], fraction)
+    for side in (".L", ".R"):
+        out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
+        out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
+    return out
+
+
+def standard_bones(humanoid: Humanoid, heels: bool = False):
+    """(heads (K,3), tails (K,3), parents (K,), roles [K]) of the standard skeleton;
+    `heels` adds Rigify's heel bones (children of the feet, across the back of each foot
+    on the floor: its leg rig pivots the foot roll there)."""
+    joints = standard_joints(humanoid)
+    roles = ["hips"] + [r + s for r, path, _ in LANDMARKS
+                        for s in ((".L", ".R") if r in SIDED else ("",))]
+    index = {r: i for i, r in enumerate(roles)}
+    parents = np.array([-1] + [index[_parent_role(r)] for r in roles[1:]])
+    heads = np.array([joints[r] for r in roles])
+    ends = {"hips": "spine", "spine": "spine1", "spine1": "spine2", "spine2": "neck", "neck": "head",
+            "head": "head_top", "shoulder": "upper_arm", "upper_arm": "forearm", "forearm": "hand",
+            "hand": "hand_tip", "thigh": "shin", "shin": "foot", "foot": "toe", "toe": "toe_tip"}
+    tails = np.array([joints[ends[r.split(".")[0]] + _side(r)] for r in roles])
+    if heels:
+        heads, tails, parents, roles = _with_heels(heads, tails, parents, roles)
+    return heads, tails, parents, roles
+
+
+def _with_heels(heads, tails, parents, roles):
+    extra_h, extra_t, extra_p = [], [], []
+    for side, sign in ((".L", 1.0), (".R", -1.0)):
+        foot, toe = roles.index("foot" + side), roles.index("toe" + side)
+        length = np.linalg.norm(tails[toe] - heads[foot])
+        back = heads[foot] - 0.25 * (heads[toe] - heads[foot])
+        back[2] = min(tails[toe][2], heads[toe][2])
+        width = np.array([0.15 * length * sign, 0.0, 0.0])
+        extra_h.append(back - width)
+        extra_t.append(back + width)
+        extra_p.append(foot)
+    return (np.vstack([heads, extra_h]), np.vstack([tails, extra_t]),
+            np.concatenate([parents, extra_p]), roles + ["heel.L", "heel.R"])
+
+
+def point_at(path, fraction: float) -> np.ndarray:
+    """The point at `fraction` of a polyline's length."""
+    path = np.asarray(path, dtype=np.float64)
+    seg = np.linalg.norm(np.diff(path, axis=0), axis=1)
+    arc = np.concatenate([[0.0], np.cumsum(seg)])
+    if arc[-1] <= 0:
+        return path[0].copy()
+    return np.array([np.interp(fraction * arc[-1], arc, path[:, k]) for k in range(3)])
+
+
+def fraction_of(path, point) -> float:
+    """Where `point` projects onto a polyline, as a fraction of its length (bench/humanoid.py
+    measures the artists' proportions with it)."""
+    path = np.asarray(path, dtype=np.float64)
+    a, b = path[:-1], path[1:]
+    d = b - a
+    t = np.clip(np.einsum("ij,ij->i", point - a, d) / np.maximum(np.einsum("ij,ij->i", d, d), 1e-30), 0, 1)
+    near = a + t[:, None] * d
+    k = int(np.argmin(np.linalg.norm(near - point, axis=1)))
+    seg = np.linalg.norm(d, axis=1)
+    total = seg.sum()
+    return float((seg[:k].sum() + t[k] * seg[k]) / total) if total > 0 else 0.0
+
+
+# -- the joint graph --------------------------------------------------------------------------
+
+def _parent_role(role: str) -> str:
+    parent = PARENTS[role.split(".")[0]]
+    return parent + _side(role) if parent in SIDED else parent
+
+
+def _side(role: str) -> str:
+    return role[-2:] if role[-2:] in (".L", ".R") else ""
+
+
+def _joint_graph(heads, tails, parents):
+    """Unique joint points and the bones between them (a tree). Leaf bones' tails are put
+    back where their node was (rig.bones.shorten_end_bones stopped them short)."""
+    heads, tails = np.asarray(heads, float), np.asarray(tails, float).copy()
+    parents = np.asarray(parents)
+    leaf = np.ones(len(heads), bool)
+    leaf[parents[parents >= 0]] = False
+    tails[leaf] = heads[leaf] + (tails[leaf] - heads[leaf]) / END_REACH
+    ends = np.vstack([heads, tails])
+    scale = max(np.ptp(ends, axis=0).max(), 1e-12)
+    keys = np.round(ends / scale * 1e6).astype(np.int64)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    points = ends[first]
+    K = len(heads)
+    edges = np.stack([inverse[:K], inverse[K:]], axis=1)
+    # a child whose head floats off its parent's tail (a socket: hips, shoulders) hangs from it
+    child = np.flatnonzero(parents >= 0)
+    links = np.stack([inverse[K + parents[child]], inverse[child]], axis=1)
+    edges = np.vstack([edges, links])
+    edges = np.unique(np.sort(edges, axis=1), axis=0)
+    return points, edges[edges[:, 0] != edges[:, 1]]
+
+
+def _tree_distances(points, edges):
+    w = np.linalg.norm(points[edges[:, 0]] - points[edges[:, 1]], axis=1)
+    n = len(points)
+    graph = coo_matrix((np.concatenate([w, w]), (np.concatenate([edges[:, 0], edges[:, 1]]),
+                                                 np.concatenate([edges[:, 1], edges[:, 0]]))),
+                       shape=(n, n)).tocsr()
+    return shortest_path(graph, directed=False, return_predecessors=True)
+
+
+def _extremities(points, edges, dist, height) -> list:
+    """One tip per extremity (leaves that branch apart within EXTREMITY_SPAN of both): the
+    leaf farthest from the tree's centre (the node nearest to every leaf)."""
+    degree = np.bincount(edges.ravel(), minlength=len(points))
+    leaves = np.flatnonzero(degree == 1)
+    finite = np.where(np.isfinite(dist), dist, np.inf)
+    centre = int(np.argmin(finite[:, leaves].max(axis=1)))
+    span = EXTREMITY_SPAN * height
+    groups = []
+    for leaf in sorted(leaves, key=lambda t: -finite[centre, t]):
+        for g in groups:
+            fork = _median(leaf, g[0], centre, finite)
+            if finite[fork, leaf] < span and finite[fork, g[0]] < span:
+                g.append(leaf)
+                break
+        else:
+            groups.append([leaf])
+    return [g[0] for g in groups]
+
+
+def _hands(candidates, points, dist, head):
+    """The two extremities, one each side, farthest (along the tree) from the head."""
+    left = [t for t in candidates if points[t, 0] > 0]
+    right = [t for t in candidates if points[t, 0] < 0]
+    if not left or not right:
+        return None
+    return (max(left, key=lambda t: dist[head, t]), max(right, key=lambda t: dist[head, t]))
+
+
+def _median(a, b, c, dist) -> int:
+    """The tree node on the paths between each pair of a, b, c."""
+    total = dist[a] + dist[b] + dist[c]
+    return int(np.argmin(np.where(np.isfinite(total), total, np.inf)))
+
+
+def _path(pred, a, b) -> list:
+    """Nodes on the tree path a -> b."""
+    out = [b]
+    while out[-1] != a:
+        nxt = pred[a, out[-1]]
+        if nxt < 0:
+            return []
+        out.append(int(nxt))
+    return out[::-1]
+
+
+def _polyline(pred, points, a, b) -> np.ndarray:
+    """The polyline of the tree path a -> b."""
+    return points[_path(pred, a, b)]
