@@ -9,7 +9,9 @@ the artist labelled humanoid that Bonesmith recognised: the heads of the standar
 (naming "mixamo"; every preset places the same joints) against the artist's bones of the
 same role, found by name (LANDMARK_NAMES: Unreal / MPFB game_engine, Mixamo, CMU, MakeHuman
 default, Quaternius, 0 A.D.), in % of the rest mesh's bounding-box diagonal. Records whose
-rig names no landmark are counted but not scored.
+rig names no landmark are counted but not scored. Where the artist's left/right names are
+on the other sides than the character's own (0 A.D.'s bipeds face +Y with their `_L`
+bones on +X), the landmarks are compared side by side and the record is listed.
 
 --calibrate: the artists' landmarks as fractions of Bonesmith's humanoid paths (where
 core/rig/humanoid.py's LANDMARKS come from), median per landmark over the CC0 sources
@@ -81,11 +83,30 @@ def run(path: Path) -> dict:
     out["facing"] = sk.facing_text
     if out["humanoid"]:
         mine = {role: sk.joints[k] for k, role in enumerate(sk.info["roles"])}
+        theirs = artist_landmarks(rec["joint_names"], rec["joints"])
         diag = bbox_diagonal(rec["verts"])
-        for role, point in artist_landmarks(rec["joint_names"], rec["joints"]).items():
+        out["sides_swapped"] = sides_swapped(mine, theirs)
+        if out["sides_swapped"]:       # the artist's L is the character's right: compare by side
+            theirs = {swap(role): point for role, point in theirs.items()}
+        for role, point in theirs.items():
             if role in mine:
                 out["errors"][role] = float(np.linalg.norm(mine[role] - point) / diag * 100)
     return out
+
+
+def swap(role: str) -> str:
+    return role[:-2] + {".L": ".R", ".R": ".L"}[role[-2:]] if role[-2:] in (".L", ".R") else role
+
+
+def sides_swapped(mine: dict, theirs: dict) -> bool:
+    """Whether the artist's left/right names are the mirror of Bonesmith's (the character's
+    own left as it faces): the pairing with the other side's names is closer."""
+    pairs = [r for r in theirs if r.endswith(".L") and r in mine and swap(r) in mine and swap(r) in theirs]
+    if not pairs:
+        return False
+    same = sum(np.linalg.norm(mine[r] - theirs[r]) + np.linalg.norm(mine[swap(r)] - theirs[swap(r)]) for r in pairs)
+    other = sum(np.linalg.norm(mine[swap(r)] - theirs[r]) + np.linalg.norm(mine[r] - theirs[swap(r)]) for r in pairs)
+    return bool(other < same)
 
 
 def calibrate(path: Path) -> dict:
@@ -168,6 +189,7 @@ def report(results, cats) -> str:
                            + [f"{np.mean(per[k]):.2f}" if k in per else "–"
                               for k in ("shoulder", "elbow", "wrist", "hip", "knee", "ankle", "head")])
     wrong = [r["record"] for r in results if r["humanoid"] and cats[r["record"]] != "humanoid"]
+    swapped = [r["record"] for r in results if r.get("sides_swapped")]
     missed = [r["record"] for r in results if not r["humanoid"] and cats[r["record"]] == "humanoid"]
     return ("Humanoid recognition (MANIFEST category 'humanoid' = truth)\n\n"
             + markdown_table(["source", "records", "humanoid", "found", "false", "missed",
@@ -177,7 +199,9 @@ def report(results, cats) -> str:
             + markdown_table(["source", "characters", "mean", "shoulder", "elbow", "wrist", "hip",
                               "knee", "ankle", "head"], lm_rows)
             + f"\n\ncalled humanoid, labelled otherwise: {', '.join(wrong) or 'none'}\n"
-            + f"missed: {', '.join(missed) or 'none'}\n")
+            + f"missed: {', '.join(missed) or 'none'}\n"
+            + f"left/right named the other way round than the character faces (compared by side): "
+              f"{', '.join(swapped) or 'none'}\n")
 
 
 if __name__ == "__main__":
