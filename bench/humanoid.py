@@ -40,9 +40,10 @@ LANDMARK_NAMES = {
     "foot": ("foot_{l}", "{Left}Foot", "foot.{L}", "Foot.{L}", "foot_{L}"),
     "head": ("head", "Head"),
     "neck": ("neck_01", "Neck", "neck01", "neck"),
+    "toe": ("ball_{l}", "{Left}ToeBase"),
 }
 LABELS = {"upper_arm": "shoulder", "forearm": "elbow", "hand": "wrist", "thigh": "hip",
-          "shin": "knee", "foot": "ankle", "head": "head", "neck": "neck"}
+          "shin": "knee", "foot": "ankle", "head": "head", "neck": "neck", "toe": "ball"}
 SCORED = ("upper_arm", "forearm", "hand", "thigh", "shin", "foot", "head")
 
 
@@ -124,7 +125,7 @@ def calibrate(path: Path) -> dict:
     if human is None:
         return {}
     paths = {"upper_arm": "arm", "forearm": "arm", "hand": "arm", "thigh": "leg", "shin": "leg",
-             "foot": "leg", "head": "head", "neck": "head"}
+             "foot": "leg", "toe": "leg", "head": "head", "neck": "head"}
     out = {}
     for role, point in artist_landmarks(rec["joint_names"], rec["joints"]).items():
         base, side = role.split(".")[0], role[len(role.split(".")[0]):]

@@ -28,19 +28,22 @@ FOOT_LEVEL = 0.15          # a foot ends this close to the floor (fraction of th
 HEAD_CENTRE = 0.15         # the head ends this close to the plane of symmetry (fraction of the width)
 APPENDAGE = 0.25           # any other extremity must branch off shorter than this (a tail, wings: not humanoid)
 UPRIGHT = 0.6              # pelvis -> chest points up at least this much (cosine)
+DOWN = 0.7                 # a leg segment pointing down at least this much (cosine) is below the hip
+HIP_SEARCH = 0.35          # the hip socket is within this share of the pelvis -> foot path
+HIP_FRACTION = 0.14        # ... else at this share (the artists' median)
 END_REACH = 0.5            # rig.bones.shorten_end_bones: leaf bones end at this share of their node
 
 # Standard joints: (role, path, fraction of the path's length). Paths: "spine" pelvis ->
-# chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" pelvis -> foot tip.
-# Upper arm to foot, neck and head: the median over the CC0 human rigs of ../shared/data
-# (bench/humanoid.py --calibrate: 64 limbs, 32 heads; quartiles within ±0.03-0.06 of
-# these); the spine is spread evenly and the clavicle starts near the middle.
+# chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" hip socket -> foot tip.
+# Limbs, neck and head: the median over the CC0 human rigs of ../shared/data
+# (bench/humanoid.py --calibrate: 64 limbs, 32 heads, 24 toes; interquartile ranges
+# 0.02-0.15 wide); the spine is spread evenly and the clavicle starts near the middle.
 LANDMARKS = (
     ("spine", "spine", 0.30), ("spine1", "spine", 0.60), ("spine2", "spine", 0.85),
     ("neck", "head", 0.23), ("head", "head", 0.45),
     ("shoulder", "arm", 0.05), ("upper_arm", "arm", 0.21), ("forearm", "arm", 0.48),
     ("hand", "arm", 0.78),
-    ("thigh", "leg", 0.14), ("shin", "leg", 0.44), ("foot", "leg", 0.83), ("toe", "leg", 0.93),
+    ("thigh", "leg", 0.02), ("shin", "leg", 0.37), ("foot", "leg", 0.80), ("toe", "leg", 0.93),
 )
 # The standard hierarchy: role -> parent role ("hips" is the root). Sides: ".L", ".R".
 PARENTS = {
@@ -95,8 +98,25 @@ def recognise(heads, tails, parents, vertices) -> Humanoid | None:
     (hand_l, hand_r), (foot_l, foot_r) = left(hands), left(feet)
     paths = {"spine": _polyline(pred, points, pelvis, chest), "head": _polyline(pred, points, chest, head),
              "arm.L": _polyline(pred, points, chest, hand_l), "arm.R": _polyline(pred, points, chest, hand_r),
-             "leg.L": _polyline(pred, points, pelvis, foot_l), "leg.R": _polyline(pred, points, pelvis, foot_r)}
+             "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
+             "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
     return Humanoid(paths)
+
+
+def _from_hip(path) -> np.ndarray:
+    """The part of a pelvis -> foot path below the hip socket: where the path, after
+    leaving the pelvis sideways, turns down (within the first HIP_SEARCH of its length);
+    else at HIP_FRACTION of it."""
+    seg = np.diff(path, axis=0)
+    length = np.linalg.norm(seg, axis=1)
+    arc = np.concatenate([[0.0], np.cumsum(length)])
+    for k in range(1, len(path) - 1):
+        if arc[k] > HIP_SEARCH * arc[-1]:
+            break
+        if seg[k, 2] < -DOWN * length[k]:
+            return path[k:]
+    start = point_at(path, HIP_FRACTION)
+    return np.vstack([start, path[arc > HIP_FRACTION * arc[-1]]])
 
 
 def standard_joints(humanoid: Humanoid) -> dict:
