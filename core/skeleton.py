@@ -145,7 +145,9 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
                                on_its_side=rig.is_side_turn(turn))
     heads, tails, turn = heads @ upright.T, tails @ upright.T, upright @ turn
     names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
-    human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T)
+    upright_vertices = mesh.vertices @ upright.T
+    human = rig.humanoid.recognise(heads, tails, parents, upright_vertices,
+                                   symmetric=rig.is_mirror_symmetric(upright_vertices))
     roles = None
     if human is not None and naming != "bonesmith":
         heads, tails, parents, roles = rig.humanoid.standard_bones(human, heels=naming == "rigify")

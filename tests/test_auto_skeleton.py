@@ -206,7 +206,7 @@ def _modal_operator(ext_module, slow=False):
     cls = module.BONESMITH_OT_auto_skeleton
     Job = ext_module("operators.job").Job
 
-    op = operator_stand_in(cls, detail=1.0, seconds=cls.seconds)
+    op = operator_stand_in(cls, detail=1.0, naming="bonesmith", seconds=cls.seconds)
     op._input = module.read_input(bpy.context)
 
     op._job = started_job(Job, lambda progress: module.compute(op._input, 1.0, progress), slow)

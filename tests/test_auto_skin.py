@@ -693,7 +693,7 @@ def test_modal_auto_rig_finishes_and_escape_changes_nothing(ext_module, make_mes
     obj = make_mesh("sample", *sample)
 
     def stand_in():
-        return operator_stand_in(cls, detail=1.0, max_influences=4)
+        return operator_stand_in(cls, detail=1.0, naming="bonesmith", max_influences=4)
 
     before = full_state(scene_state)
     cancelled = stand_in()

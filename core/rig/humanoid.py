@@ -21,6 +21,8 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
+from .symmetry import MIRROR
+
 # Leaves that branch apart this close to both of them (tree distance, fraction of the
 # height) are one extremity: the fingers of a hand, a foot's toe and heel, a head's parts.
 EXTREMITY_SPAN = 0.15
@@ -60,8 +62,10 @@ class Humanoid:
     paths: dict          # "spine", "head", "arm.L", "arm.R", "leg.L", "leg.R"
 
 
-def recognise(heads, tails, parents, vertices) -> Humanoid | None:
-    """The humanoid paths of a generic rig (upright frame), or None if it is not one."""
+def recognise(heads, tails, parents, vertices, symmetric: bool = False) -> Humanoid | None:
+    """The humanoid paths of a generic rig (upright frame), or None if it is not one.
+    symmetric: the mesh is its own mirror image in x = 0 (rig.is_mirror_symmetric); its
+    paths are then made symmetric (_symmetric)."""
     points, edges = _joint_graph(heads, tails, parents)
     if len(points) < 6:
         return None
@@ -100,7 +104,27 @@ def recognise(heads, tails, parents, vertices) -> Humanoid | None:
              "arm.L": _polyline(pred, points, chest, hand_l), "arm.R": _polyline(pred, points, chest, hand_r),
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
-    return Humanoid(paths)
+    return Humanoid(_symmetric(paths) if symmetric else paths)
+
+
+def _symmetric(paths: dict) -> dict:
+    """Paths of a mirror-symmetric character made symmetric. A generic tree can hang one
+    arm off a lower spine joint than the other; that side's chest -> hand path then runs
+    down the spine first and is the longer one: each limb takes the shorter side's path
+    and its mirror image, and the centre paths lie on the plane of symmetry."""
+    out = dict(paths)
+    for limb in ("arm", "leg"):
+        left, right = paths[limb + ".L"], paths[limb + ".R"]
+        if _length(right) < _length(left):
+            left = right * MIRROR
+        out[limb + ".L"], out[limb + ".R"] = left, left * MIRROR
+    for centre in ("spine", "head"):
+        out[centre] = paths[centre] * np.array([0.0, 1.0, 1.0])
+    return out
+
+
+def _length(path) -> float:
+    return float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum())
 
 
 def _from_hip(path) -> np.ndarray:
