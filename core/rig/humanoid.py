@@ -83,10 +83,12 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False) -> Human
     head = max(rest, key=lambda t: points[t, 2])
     if abs(points[head, 0]) > HEAD_CENTRE * width:
         return None
-    hands = _hands([t for t in rest if t != head], points, dist, head)
+    pelvis = _median(feet[0], feet[1], head, dist)
+    # hands do not hang from the pelvis (a skirt's hem does): the pelvis is not on their way to the head
+    upper = [t for t in rest if t != head and dist[head, t] < dist[head, pelvis] + dist[pelvis, t] - 1e-9]
+    hands = _hands(upper, points, dist, head)
     if hands is None:
         return None
-    pelvis = _median(feet[0], feet[1], head, dist)
     chest = _median(hands[0], hands[1], head, dist)
     spine = points[chest] - points[pelvis]
     if np.linalg.norm(spine) < 0.05 * height or spine[2] < UPRIGHT * np.linalg.norm(spine):
