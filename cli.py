@@ -572,17 +572,11 @@ def _rigged_character(path: Path):
 
 def _print_errors(label: str, data: dict, model) -> None:
     """Mean and max vertex error of plain LBS and of the model on the training poses."""
-    import numpy as np
-
     from .core import correctives
-    from .core.mesh import bbox_diagonal
 
-    size = bbox_diagonal(data["vertices"], 1.0)
-    A = correctives.skinning_matrices(data["joints"], data["parents"], data["rotations"])
-    weights = data["weights"] / np.maximum(data["weights"].sum(axis=1, keepdims=True), 1e-12)
-    for what, posed in (("plain LBS", correctives.lbs(data["vertices"], weights, A)),
-                        ("learned", model.pose(data["rotations"]))):
-        error = np.linalg.norm(posed - data["posed"], axis=-1) / size * 100
+    errors = correctives.vertex_errors(model, data["vertices"], data["joints"], data["weights"],
+                                       data["rotations"], data["posed"])
+    for what, error in zip(("plain LBS", "learned"), errors):
         print(f"  {label}{what:10s}  mean {error.mean():.4f} %  max {error.max():.3f} % of the size "
               "(training poses)")
 
@@ -619,7 +613,7 @@ def cmd_correctives(args) -> int:
     model.save(args.out)
     for path, data in zip(args.inputs, bodies):
         label = f"{path.name}: " if len(bodies) > 1 else ""
-        _print_errors(label, data, model.for_body(data["vertices"], data["joints"]))
+        _print_errors(label, data, model)
     if len(bodies) >= 3:
         loo = correctives.leave_one_out_error([b["vertices"] for b in bodies], [b["joints"] for b in bodies])
         print(f"  joints of a left-out body: {loo:.4f} % of its size on average (leave-one-out)")

@@ -138,16 +138,16 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
 
     t = time.perf_counter()
     report(0.9, "Building rig")
-    pos, par, socket = _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail)
+    symmetric = rig.is_mirror_symmetric(mesh.vertices)   # in x = 0, after the symmetry turn
+    pos, par, socket = _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric)
     heads, tails, parents = rig.to_bones(pos, par, socket)
     tails = rig.shorten_end_bones(heads, tails, parents)
     upright = rig.upright_turn(heads, tails, parents, SIDE_TOLERANCE,    # lying, facing +Y: up +Z, front -Y
                                on_its_side=rig.is_side_turn(turn))
     heads, tails, turn = heads @ upright.T, tails @ upright.T, upright @ turn
     names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
-    upright_vertices = mesh.vertices @ upright.T
-    human = rig.humanoid.recognise(heads, tails, parents, upright_vertices,
-                                   symmetric=rig.is_mirror_symmetric(upright_vertices))
+    # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
+    human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric)
     roles = None
     if human is not None and naming != "bonesmith":
         heads, tails, parents, roles = rig.humanoid.standard_bones(human, heels=naming == "rigify")
@@ -165,7 +165,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
                     up @ turn, info)
 
 
-def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
+def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric):
     """Skeleton graph of the proxy -> simplified rooted tree.
 
     Returns (pos (n, 3) joint positions, par (n,) parent joints, socket (n,) bool),
@@ -178,7 +178,6 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail):
         return (*rig.single_bone(V, parts.vertex_area), np.zeros(2, bool))
     pos, par, rad, socket = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
                                                 merge_length=opt["merge_length"] / detail)
-    symmetric = rig.is_mirror_symmetric(mesh.vertices)
     if symmetric:
         pos, par, rad, socket = rig.mirror_tree(pos, par, rad, socket, centre=CENTRE_TOLERANCE,
                                                 tolerance=2 * PAIR_TOLERANCE)

@@ -200,15 +200,9 @@ def fit(plan: LearnPlan, progress=None):
                                             first["parents"], first["weights"], plan.members[0].read,
                                             plan.members[0].posed, progress=progress, **plan.options)
     model.names = list(first["names"])
-    e_lbs, e_model = [], []
-    for m, ch in zip(plan.members, chars):
-        plain = correctives.lbs(ch["vertices"], ch["weights"],
-                                correctives.skinning_matrices(ch["joints"], ch["parents"], m.read))
-        learned = model.for_body(ch["vertices"], ch["joints"]).pose(m.read)
-        size = bbox_diagonal(ch["vertices"], 1.0)
-        e_lbs.append(np.linalg.norm(plain - m.posed, axis=2) / size * 100)
-        e_model.append(np.linalg.norm(learned - m.posed, axis=2) / size * 100)
-    e_lbs, e_model = np.concatenate(e_lbs), np.concatenate(e_model)
+    pairs = [correctives.vertex_errors(model, ch["vertices"], ch["joints"], ch["weights"], m.read, m.posed)
+             for m, ch in zip(plan.members, chars)]
+    e_lbs, e_model = (np.concatenate([p[k] for p in pairs]) for k in (0, 1))
     errors = {"lbs_mean_pct": float(e_lbs.mean()), "lbs_max_pct": float(e_lbs.max()),
               "model_mean_pct": float(e_model.mean()), "model_max_pct": float(e_model.max())}
     if len(chars) >= 3:

@@ -2,7 +2,7 @@
 """Learned correctives (docs/correctives.md): refined skin weights, local pose correctives
 and a joint regressor, fitted on arrays; numpy/scipy only (no bpy, no torch)."""
 from .errors import CorrectivesError
-from .fit import fit_correctives
+from .fit import fit_correctives, vertex_errors
 from .joints import JointRegressor, fit_joint_regressor, leave_one_out_error
 from .kinematics import (axis_angle_to_matrix, in_bone_order, lbs, local_quaternions,
                          matrix_to_quaternion, quaternion_to_matrix, random_rotations,
@@ -10,7 +10,7 @@ from .kinematics import (axis_angle_to_matrix, in_bone_order, lbs, local_quatern
 from .model import MONOMIALS, CorrectiveModel, LiveKey, key_budget, key_values, monomials
 
 __all__ = [
-    "CorrectivesError", "fit_correctives", "JointRegressor", "fit_joint_regressor",
+    "CorrectivesError", "fit_correctives", "vertex_errors", "JointRegressor", "fit_joint_regressor",
     "leave_one_out_error",
     "axis_angle_to_matrix", "in_bone_order", "lbs", "local_quaternions", "matrix_to_quaternion",
     "quaternion_to_matrix", "random_rotations", "skinning_matrices",

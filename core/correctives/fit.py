@@ -96,6 +96,20 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
                            regressor=regressor)
 
 
+def vertex_errors(model, rest_verts, joints, weights, rotations, posed_verts):
+    """(plain LBS, model) vertex errors (P, V) in % of the rest mesh's bounding-box diagonal
+    for one body of the model (itself, or a member of its family) in the given poses:
+    plain LBS with `weights` (rows normalised) against the model's result for this body."""
+    T = np.asarray(rest_verts, dtype=np.float64)
+    W = np.asarray(weights, dtype=np.float64)
+    W = W / np.maximum(W.sum(axis=1, keepdims=True), 1e-12)
+    size = bbox_diagonal(T, 1.0)
+    plain = lbs(T, W, skinning_matrices(joints, model.parents, rotations))
+    learned = model.for_body(T, joints).pose(rotations)
+    return (np.linalg.norm(plain - posed_verts, axis=-1) / size * 100,
+            np.linalg.norm(learned - posed_verts, axis=-1) / size * 100)
+
+
 class _Bodies:
     """The training data as one stack of poses: pose p belongs to identity `body[p]`.
 
@@ -137,12 +151,9 @@ class _Bodies:
                 checked.append(_validate(t, faces, j, parents, weights, r, g))
             except CorrectivesError as error:
                 raise CorrectivesError(f"Identity {i}: {error}") from None
-        T, F, Jt, parents, W = (checked[0][k] for k in range(5))
-        for i, c in enumerate(checked[1:], 1):
-            if c[0].shape != T.shape or c[2].shape != Jt.shape:
-                raise CorrectivesError(
-                    f"identity {i} has {len(c[0])} vertices and {len(c[2])} joints, identity 0 "
-                    f"{len(T)} and {len(Jt)}: a family shares one topology and one skeleton")
+        # _validate against the shared weights and parents already holds every identity to
+        # one vertex count and one joint count
+        F, parents, W = checked[0][1], checked[0][3], checked[0][4]
         return cls(np.stack([c[0] for c in checked]), F, np.stack([c[2] for c in checked]),
                    parents, W, [c[5] for c in checked], [c[6] for c in checked])
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import CorrectivesError
+
 
 def axis_angle_to_matrix(axis_angle) -> np.ndarray:
     """Rodrigues: (..., 3) axis-angle vectors -> (..., 3, 3) rotation matrices."""
@@ -141,8 +143,6 @@ def in_bone_order(arrays: dict, names, label: str = "A character") -> dict:
     """`arrays` (names, joints (J,3), parents (J,), weights (V,J), and optionally tails (J,3),
     rotations (P,J,3,3)) with its bones put in the order of `names` (the same set of bone
     names), parents renumbered. CorrectivesError when the bones differ."""
-    from .errors import CorrectivesError
-
     own = [str(n) for n in arrays["names"]]
     names = [str(n) for n in names]
     if sorted(own) != sorted(names):

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import CorrectivesError
 from ..mesh import bbox_diagonal
+from .errors import CorrectivesError
 from .files import read_npz, write_npz
 from .joints import JointRegressor
 from .kinematics import lbs, skinning_matrices

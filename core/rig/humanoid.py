@@ -21,6 +21,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
+from .bones import END_REACH
 from .symmetry import MIRROR
 
 # Leaves that branch apart this close to both of them (tree distance, fraction of the
@@ -33,7 +34,6 @@ UPRIGHT = 0.6              # pelvis -> chest points up at least this much (cosin
 DOWN = 0.7                 # a leg segment pointing down at least this much (cosine) is below the hip
 HIP_SEARCH = 0.35          # the hip socket is within this share of the pelvis -> foot path
 HIP_FRACTION = 0.14        # ... else at this share (the artists' median)
-END_REACH = 0.5            # rig.bones.shorten_end_bones: leaf bones end at this share of their node
 
 # Standard joints: (role, path, fraction of the path's length). Paths: "spine" pelvis ->
 # chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" hip socket -> foot tip.
@@ -171,7 +171,7 @@ def standard_bones(humanoid: Humanoid, heels: bool = False):
     ends = {"hips": "spine", "spine": "spine1", "spine1": "spine2", "spine2": "neck", "neck": "head",
             "head": "head_top", "shoulder": "upper_arm", "upper_arm": "forearm", "forearm": "hand",
             "hand": "hand_tip", "thigh": "shin", "shin": "foot", "foot": "toe", "toe": "toe_tip"}
-    tails = np.array([joints[ends[r.split(".")[0]] + _side(r)] for r in roles])
+    tails = np.array([joints[ends[split_role(r)[0]] + split_role(r)[1]] for r in roles])
     if heels:
         heads, tails, parents, roles = _with_heels(heads, tails, parents, roles)
     return heads, tails, parents, roles
@@ -218,13 +218,15 @@ def fraction_of(path, point) -> float:
 
 # -- the joint graph --------------------------------------------------------------------------
 
+def split_role(role: str) -> tuple:
+    """"forearm.L" -> ("forearm", ".L"); "neck" -> ("neck", "")."""
+    return (role[:-2], role[-2:]) if role[-2:] in (".L", ".R") else (role, "")
+
+
 def _parent_role(role: str) -> str:
-    parent = PARENTS[role.split(".")[0]]
-    return parent + _side(role) if parent in SIDED else parent
-
-
-def _side(role: str) -> str:
-    return role[-2:] if role[-2:] in (".L", ".R") else ""
+    base, side = split_role(role)
+    parent = PARENTS[base]
+    return parent + side if parent in SIDED else parent
 
 
 def _joint_graph(heads, tails, parents):

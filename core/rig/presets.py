@@ -4,6 +4,8 @@ the names Mixamo, Unreal's mannequin, Unity's Humanoid avatar and Rigify's human
 give each role of core/rig/humanoid.py. Left is the character's left (.L = +X facing -Y)."""
 from __future__ import annotations
 
+from .humanoid import split_role
+
 PRESETS = ("bonesmith", "mixamo", "unreal", "unity", "rigify")
 
 _NAMES = {
@@ -43,7 +45,7 @@ def names(roles, naming: str) -> list:
     column = _COLUMN[check(naming)]
     out = []
     for role in roles:
-        base, side = (role[:-2], role[-2:]) if role[-2:] in _SIDES else (role, "")
+        base, side = split_role(role)
         name = _NAMES[base][column].format(**_SIDES.get(side, {}))
         out.append("mixamorig:" + name if naming == "mixamo" else name)
     return out
@@ -51,12 +53,12 @@ def names(roles, naming: str) -> list:
 
 def rigify_type(role: str) -> str:
     """The Rigify rig type a metarig bone of this role starts ("" for the others)."""
-    return RIGIFY_TYPES.get(role[:-2] if role[-2:] in _SIDES else role, "")
+    return RIGIFY_TYPES.get(split_role(role)[0], "")
 
 
 def rigify_collection(role: str) -> str:
     """The metarig bone collection (a row of Rigify's rig UI) of a role."""
-    base, side = (role[:-2], role[-2:]) if role[-2:] in _SIDES else (role, "")
+    base, side = split_role(role)
     if base in ("shoulder", "upper_arm", "forearm", "hand"):
         return "Arm" + side
     if base in ("thigh", "shin", "foot", "toe", "heel"):
