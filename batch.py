@@ -231,6 +231,22 @@ def signal_group(process: subprocess.Popen, signum: int) -> None:
         pass
 
 
+def wait_group_gone(process: subprocess.Popen, seconds: float = STOP_SECONDS) -> None:
+    """After the child itself ended: kill what it started (a forked worker carries the
+    child's command line) and wait, at most `seconds`, until its session has no process
+    left, so that nothing of the file's work outlives the batch."""
+    if not hasattr(os, "killpg"):
+        return
+    signal_group(process, signal.SIGKILL)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.02)
+
+
 def poll(running: Running, timeout: float) -> dict | None:
     """The report entry of a finished (or timed-out, then killed) child; None while it runs."""
     seconds = time.monotonic() - running.started
@@ -297,6 +313,7 @@ def stop(children: list[Running]) -> None:
         except subprocess.TimeoutExpired:
             signal_group(child.process, signal.SIGKILL)
             child.process.wait()
+        wait_group_gone(child.process)
         child.stderr.close()
         child.partial.unlink(missing_ok=True)
 
