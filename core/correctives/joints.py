@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..mesh import bbox_diagonal
 from .errors import CorrectivesError
 from .files import read_npz, write_npz
 
@@ -157,8 +158,8 @@ def leave_one_out_error(rest_verts_list, joints_list, **options) -> float:
     for k in range(len(verts)):
         others = [i for i in range(len(verts)) if i != k]
         regressor = fit_joint_regressor(verts[others], joints[others], **options)
-        size = np.linalg.norm(np.ptp(verts[k], axis=0))
-        errors.append(np.linalg.norm(regressor.predict(verts[k]) - joints[k], axis=1).mean() / size * 100)
+        errors.append(np.linalg.norm(regressor.predict(verts[k]) - joints[k], axis=1).mean()
+                      / bbox_diagonal(verts[k]) * 100)
     return float(np.mean(errors))
 
 
