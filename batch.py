@@ -472,6 +472,9 @@ def cmd_batch(args) -> int:
 
     started = time.monotonic()
     previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)  # scancel, a job's time limit
+    # Ctrl-C even when started with SIGINT ignored (a script's background job): Python then
+    # installs no KeyboardInterrupt of its own
+    previous_int = signal.signal(signal.SIGINT, _raise_interrupt)
     try:
         write_report(report, entries)
         run_all(todo, jobs, args.timeout,
@@ -483,6 +486,7 @@ def cmd_batch(args) -> int:
         return EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
+        signal.signal(signal.SIGINT, previous_int)
         _remove_if_empty(partial_dir)
     progress.close()
     print(summary(tasks, entries, len(tasks) - len(todo), time.monotonic() - started, report))

@@ -163,12 +163,15 @@ def test_batch_timeout_kills_the_file(cli_with_bpy, sample_path, tmp_path):
     assert processes_mentioning(str(tmp_path / "in" / "slow.npz")) == []
 
 
-def test_batch_interrupt_stops_the_children(cli_bpy, sample_path, tmp_path):
+@pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigint-default", "sigint-ignored"])
+def test_batch_interrupt_stops_the_children(cli_bpy, sample_path, tmp_path, inherited):
+    # sigint-ignored: started as a script's background job, which inherits SIGINT ignored
     (tmp_path / "in").mkdir()
     shutil.copy(sample_path, tmp_path / "in" / "a.npz")
     out = tmp_path / "out"
     command = [sys.executable, "-m", "bonesmith", "batch", str(tmp_path / "in"), "--out", str(out)]
-    process = subprocess.Popen(command, env=cli_bpy, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, env=cli_bpy, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, inherited))
     deadline = time.monotonic() + 60
     while not processes_mentioning(f"skin\0{tmp_path / 'in' / 'a.npz'}"):       # the child runs
         assert time.monotonic() < deadline and process.poll() is None, process.communicate()
