@@ -57,9 +57,12 @@ class CachedFeatures:
         code = b"".join(Path(m.__file__).read_bytes() for m in (features, geodesic, heat, prep))
         self.code = hashlib.sha256(code).hexdigest()[:12]
         self.fn = features.vertex_features
+        self.flipped = set()      # ids of the vertex arrays of half-turned copies (flipped_copy)
 
     def __call__(self, vertices, faces, joints, parents, tails):
         fs = self._features(vertices, faces, joints, parents, tails)
+        if id(vertices) in self.flipped:
+            fs = half_turned(fs)
         if self.drop:                 # an ablation: the network does not see these columns
             from bonesmith.core.skinning.training_data import layout_of
             layout = layout_of(fs)
@@ -89,6 +92,26 @@ def subdivided_copy(ch: dict) -> dict:
     V, F, W = subdivided(ch["vertices"], ch["faces"], ch["weights"], 1)
     return {**ch, "name": ch["name"] + "_subdivided", "vertices": V, "faces": F, "weights": W,
             "unweighted": W.sum(axis=1) <= 1e-12}
+
+
+def half_turned(fs):
+    """The features of the character turned half about the vertical (facing +Y instead of
+    -Y) after `prep.upright`: every vector feature's x and y negated (the scalars do not
+    change). What the network sees of a character whose armature cannot say its front."""
+    from dataclasses import replace
+    from bonesmith.core.skinning import features as F
+    x = fs.x.copy()
+    cols = [0, 1, 3, 4] + [6 + 3 * k + a for k in range(5) for a in (0, 1)]
+    cols += [F.VERTEX_DIM + F.BONE_DIM * c + a for c in range(F.K) for a in (0, 1, 3, 4)]
+    x[:, cols] *= -1
+    return replace(fs, x=x)
+
+
+def flipped_copy(ch: dict, feats) -> dict:
+    """The character as a half-turned copy (same family, features via `half_turned`)."""
+    V = np.array(ch["vertices"], copy=True)
+    feats.flipped.add(id(V))
+    return {**ch, "name": ch["name"] + "_flipped", "vertices": V}
 
 
 def per_source_table(rows) -> str:
@@ -132,6 +155,9 @@ def main(argv=None) -> int:
                     help="add a midpoint-subdivided copy (weights interpolated) of every training "
                          "character with at most this many vertices, so the network sees the same "
                          "body at two resolutions (0: none)")
+    ap.add_argument("--augment-flip", action="store_true",
+                    help="add a half-turned copy (facing +Y) of every training character, so the "
+                         "network does not depend on which way the character faces")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--device", default=None)
     args = ap.parse_args(argv)
@@ -163,6 +189,9 @@ def main(argv=None) -> int:
         train_chars += copies
     feats = CachedFeatures(RESULTS / "skin_features")
     feats.drop = tuple(int(c) for c in args.drop_columns.split(",") if c)
+    if args.augment_flip:
+        train_chars = [c for ch in train_chars for c in (ch, flipped_copy(ch, feats))]
+        print(f"augmented: {len(train_chars) // 2} half-turned copies", flush=True)
     report = skin_train.train_skin_model(
         train_chars + val_chars, args.out, init=None, epochs=args.epochs, lr=args.lr,
         batch_characters=args.batch_characters, seed=args.seed, resume=args.resume,
