@@ -216,7 +216,7 @@ def decimate(V, F, target_vertices: int):
 
 
 
-def _boxes(V, comp, parts):
+def component_boxes(V, comp, parts):
     """(lo, hi) bounding boxes (k, 3) of the components `parts` (every label in comp
     has a vertex)."""
     order = np.argsort(comp, kind="stable")
@@ -226,7 +226,7 @@ def _boxes(V, comp, parts):
     return lo[parts].reshape(-1, 3), hi[parts].reshape(-1, 3)
 
 
-def _box_gaps(lo_a, hi_a, lo_b, hi_b):
+def box_gaps(lo_a, hi_a, lo_b, hi_b):
     """(a, b) distances between axis-aligned boxes (0 where they overlap)."""
     g = np.maximum(lo_a[:, None] - hi_b[None], lo_b[None] - hi_a[:, None])
     return np.linalg.norm(np.maximum(g, 0.0), axis=2)
@@ -247,9 +247,9 @@ def separate_bodies(V, F):
     n_comp, comp = vertex_components(len(V), F)
     area = np.bincount(comp[F[:, 0]], triangle_areas(V, F), minlength=n_comp)
     parts = np.flatnonzero(area >= PART_AREA * area.sum())
-    lo, hi = _boxes(V, comp, parts)
+    lo, hi = component_boxes(V, comp, parts)
     size = (hi - lo).max(axis=1)
-    near = _box_gaps(lo, hi, lo, hi) <= BODY_GAP * np.minimum(size[:, None], size[None])
+    near = box_gaps(lo, hi, lo, hi) <= BODY_GAP * np.minimum(size[:, None], size[None])
     n_groups, group = edge_components(len(parts), np.argwhere(near))
     bodies = [(float(area[parts[group == g]].sum()), parts[group == g]) for g in range(n_groups)]
     return sorted(bodies, key=lambda b: -b[0]), comp
@@ -283,8 +283,8 @@ def body_faces(V, F, bodies_and_parts=None) -> np.ndarray:
     in_body = np.zeros(comp.max() + 1, bool)
     in_body[np.concatenate([b[1] for b in bodies])] = True
     crumbs = np.flatnonzero(~in_body)
-    clo, chi = _boxes(V, comp, crumbs)
+    clo, chi = component_boxes(V, comp, crumbs)
     keep = np.zeros(comp.max() + 1, bool)
     keep[bodies[0][1]] = True
-    keep[crumbs[_box_gaps(clo, chi, lo[None], hi[None])[:, 0] <= CRUMB_GAP * (hi - lo).max()]] = True
+    keep[crumbs[box_gaps(clo, chi, lo[None], hi[None])[:, 0] <= CRUMB_GAP * (hi - lo).max()]] = True
     return keep[comp[F[:, 0]]]

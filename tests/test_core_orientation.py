@@ -96,3 +96,21 @@ def test_auto_skin_weights_do_not_depend_on_which_way_the_character_lies(sample,
     W0 = predict_weights(sample["verts"], sample["faces"], *args)
     W1 = predict_weights(sample["verts"] @ R.T, sample["faces"], *(a @ R.T if a.ndim == 2 else a for a in args))
     assert np.abs(W1 - W0).sum(axis=1).mean() < 0.01
+
+
+def test_feet_give_the_front_only_when_they_point_forward_or_back(sample):
+    """Auto Skin uses the facing-free model when they do not (prep.upright)."""
+    from bonesmith.core.rig.orientation import feet_give_front
+    assert not feet_give_front(sample["joints"], sample["joint_tails"], sample["parents"])  # legs end at the ankle
+    # pelvis, two legs down (thigh, shin), each with a foot forward (-Y)
+    heads = np.array([[0, 0, 1.0], [0.15, 0, 1.0], [0.15, 0, 0.5], [0.15, 0, 0.05],
+                      [-0.15, 0, 1.0], [-0.15, 0, 0.5], [-0.15, 0, 0.05], [0, 0, 1.2]])
+    tails = np.array([[0, 0, 1.2], [0.15, 0, 0.5], [0.15, 0, 0.05], [0.15, -0.2, 0.0],
+                      [-0.15, 0, 0.5], [-0.15, 0, 0.05], [-0.15, -0.2, 0.0], [0, 0, 1.6]])
+    parents = np.array([-1, 0, 1, 2, 0, 4, 5, 0])
+    assert feet_give_front(heads, tails, parents)
+    half = np.diag([-1.0, -1.0, 1.0])
+    assert feet_give_front(heads @ half.T, tails @ half.T, parents)   # facing +Y: known too
+    down = tails.copy()
+    down[[3, 6]] = heads[[3, 6]] - [0, 0, 0.05]                         # feet pointing down
+    assert not feet_give_front(heads, down, parents)

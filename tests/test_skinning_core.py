@@ -303,22 +303,26 @@ def test_prune_of_compact_rows_equals_dense():
 def test_a_dense_mesh_is_weighted_on_a_proxy_as_well_as_in_full(monkeypatch):
     """Above prep.PROXY_VERTICES welded vertices the weights come from a decimated proxy
     and are carried back (949k vertices: 17 s and 1.1 GB instead of minutes and 6 GB).
-    Here the threshold is lowered so that the sample subdivided once takes that path:
-    every row still sums to 1 within the influence limit, and the weights are as close
-    to the artist's (interpolated onto the midpoints) as the full computation's."""
+    Here the threshold is lowered so that the sample subdivided once takes that path
+    (its midpoints moved by 0.01 % of its size, so that it is no exact subdivision, which
+    would be weighted on the original mesh): every row still sums to 1 within the
+    influence limit, and the weights are as close to the artist's (interpolated onto the
+    midpoints) as the full computation's."""
     from pathlib import Path
     from bonesmith.core.mesh import subdivide_midpoint, unique_edges
     from bonesmith.core.skinning import prep
     d = np.load(Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz")
     F0 = d["faces"].astype(np.int64)
     V, F = subdivide_midpoint(d["verts"].astype(np.float64), F0)
+    n0 = len(d["verts"])
+    V[n0:] += np.random.default_rng(0).normal(scale=1e-4 * np.ptp(V, axis=0).max(), size=(len(V) - n0, 3))
     e = unique_edges(F0)
     artist = np.vstack([d["weights"], 0.5 * (d["weights"][e[:, 0]] + d["weights"][e[:, 1]])])
     weighted = artist.sum(axis=1) > 0
     l1 = lambda W: np.abs(W - artist)[weighted].sum(axis=1).mean()   # noqa: E731
     args = (d["joints"], d["parents"], d["joint_tails"])
     full, info = predict_weights(V, F, *args, return_info=True)
-    assert info["proxy_vertices"] is None
+    assert info["proxy_vertices"] is None and info["subdivisions_undone"] == 0
     monkeypatch.setattr(prep, "PROXY_VERTICES", 1500)
     proxied, info = predict_weights(V, F, *args, return_info=True)
     assert 700 < info["proxy_vertices"] <= 3000

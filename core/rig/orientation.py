@@ -81,13 +81,28 @@ def upright_turn(heads, tails, parents, side_tolerance: float = SIDE_TOLERANCE, 
         counts = [_standing_legs(heads, tails, parents, t, side_tolerance) for t in turns]
         if counts and max(counts) >= MIN_LEGS:
             turn = turns[int(np.argmax(counts))]
-    legs = _legs(heads, tails, parents, turn, side_tolerance)
-    if legs:
-        feet = np.array([tails[c[-1]] - heads[c[-1]] for c in legs]) @ turn.T
-        forward = feet[:, 1] / np.maximum(np.linalg.norm(feet, axis=1), 1e-12)
-        if forward.mean() > FEET_FORWARD:
-            turn = HALF_TURN @ turn
+    if _feet_forward(heads, tails, parents, turn, side_tolerance) > FEET_FORWARD:
+        turn = HALF_TURN @ turn
     return turn
+
+
+def _feet_forward(heads, tails, parents, turn, side_tolerance) -> float:
+    """How far the legs' last bones point +Y in the rig turned by `turn`, on average, as a
+    share of their length (0 without legs)."""
+    legs = _legs(heads, tails, parents, turn, side_tolerance)
+    if not legs:
+        return 0.0
+    feet = np.array([tails[c[-1]] - heads[c[-1]] for c in legs]) @ turn.T
+    return float((feet[:, 1] / np.maximum(np.linalg.norm(feet, axis=1), 1e-12)).mean())
+
+
+def feet_give_front(heads, tails, parents, turn=None, side_tolerance: float = SIDE_TOLERANCE) -> bool:
+    """Whether the rig turned by `turn` has legs whose feet point forward or back by more
+    than FEET_FORWARD of their length: then its front comes from the rig; otherwise
+    (legs ending at the ankle, feet pointing down, no legs) it is the file's."""
+    turn = np.eye(3) if turn is None else np.asarray(turn)
+    heads, tails = np.asarray(heads, np.float64), np.asarray(tails, np.float64)
+    return abs(_feet_forward(heads, tails, parents, turn, side_tolerance)) > FEET_FORWARD
 
 
 def axis_name(direction) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import InvalidArmatureError, InvalidMeshError
 from .features import FeatureSet, compute_features, vertex_features
 from .heat import HeatOptions, bone_heat
-from .prep import dense_proxy, prepare, transfer_weights
+from .prep import dense_proxy, interpolate_weights, prepare, transfer_weights
 from .weights import prune, scatter
 
 __all__ = ["predict_weights", "weights_from_features", "vertex_features", "FeatureSet", "HeatOptions",
@@ -31,19 +31,19 @@ MODEL_MIN_WEIGHT = 0.01   # model: probabilities below this share of the row are
 REDISTRIBUTE = True       # pruned weight goes to the nearest kept bone in the tree (weights.prune)
 
 
-def _default_model():
+def _default_model(front_known: bool = True):
     """The shipped default model, or None when there is none (then the heat prior)."""
     try:
         from . import network
     except ImportError:
         return None
     fn = getattr(network, "default_model", None)
-    return fn() if fn is not None else None
+    return fn(front_known=front_known) if fn is not None else None
 
 
-def _resolve_model(model):
+def _resolve_model(model, front_known: bool = True):
     if model is None:
-        return _default_model()
+        return _default_model(front_known)
     if isinstance(model, str) and model == PRIOR:
         return None
     if isinstance(model, (str, Path)):
@@ -63,7 +63,9 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
     vertices (V,3) float, faces (F,3) int triangles, joints (J,3) bone heads, parents
     (J,) int (-1 = root), tails (J,3) bone tails (None: derived from the children;
     zero-length bones are fine). Any units; mesh and bones in the same frame.
-    model: None = the shipped default model if there is one, else the heat prior;
+    model: None = the shipped default model if there is one (for an armature whose feet
+    do not give the character's front, the shipped model that does not depend on the
+    facing), else the heat prior;
     "prior" = the heat prior alone; a path = a model file (network.load_model);
     or an object with `.predict(FeatureSet) -> (n, 5)` candidate probabilities.
 
@@ -71,15 +73,17 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
     entries; every vertex is weighted (loose vertices take their nearest surface
     vertex's weights). A mesh of more than prep.PROXY_VERTICES welded vertices is
     weighted on a decimated proxy and the weights are carried over (prep.dense_proxy,
-    prep.transfer_weights). Raises InvalidMeshError / InvalidArmatureError with a
+    prep.transfer_weights); a midpoint-subdivided mesh on the coarse mesh under it, the
+    weights blended back (prep.interpolate_weights). Raises InvalidMeshError / InvalidArmatureError with a
     message for the user.
     """
     if int(max_influences) < 1:
         raise ValueError("max_influences must be at least 1")
-    mesh, bones = prepare(vertices, faces, joints, parents, tails)
+    mesh, bones = prepare(vertices, faces, joints, parents, tails, undo_subdivision=True)
     work = dense_proxy(mesh)                 # big meshes: weighted on a decimated copy
-    net = _resolve_model(model)
-    info = {"proxy_vertices": work.n if work is not mesh else None}
+    net = _resolve_model(model, front_known=mesh.front_from_armature)
+    info = {"proxy_vertices": work.n if work is not mesh else None, "subdivisions_undone": mesh.subdivisions,
+            "front_from_armature": mesh.front_from_armature}
     if net is None:
         res = bone_heat(work, bones, heat_options)
         info.update(res.info, method="prior")
@@ -91,7 +95,10 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
         info.update(fs.info, method="model")
     if work is not mesh:
         W = transfer_weights(W, work, mesh, int(max_influences), bones.parents if REDISTRIBUTE else None)
-    W = W[mesh.vmap]
+    if mesh.interp is not None:          # the coarse mesh under a subdivision: blended back
+        W = interpolate_weights(W, mesh.interp, int(max_influences), bones.parents if REDISTRIBUTE else None)
+    else:
+        W = W[mesh.vmap]
     return (W, info) if return_info else W
 
 

@@ -43,7 +43,7 @@ from .weights import scatter
 
 __all__ = ["K", "VERSION", "SkinModel", "candidate_mask", "candidate_inputs", "forward",
            "init_params", "smooth_weights", "surface_adjacency",
-           "load_model", "default_model", "DEFAULT_MODEL_PATH"]
+           "load_model", "default_model", "DEFAULT_MODEL_PATH", "ANY_FRONT_MODEL_PATH"]
 
 VERSION = 1
 PRIOR_EPS = 1e-4           # log(prior + eps): keeps zero-prior candidates reachable
@@ -51,6 +51,8 @@ MASKED = -1e9              # logit of a masked candidate
 PARAM_NAMES = ("W1a", "b1a", "W1b", "b1b", "W2a", "b2a", "W2b", "b2b", "alpha")
 _CHUNK = 32768             # vertices per forward chunk (bounds memory at 200k+ vertices)
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "models" / "skin_default.npz"
+# trained also on half-turned copies: for characters whose armature does not give the front
+ANY_FRONT_MODEL_PATH = DEFAULT_MODEL_PATH.with_name("skin_any_front.npz")
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -310,6 +312,10 @@ def load_model(path) -> SkinModel:
     return _loaded[key]
 
 
-def default_model():
-    """The shipped default model (models/skin_default.npz), or None without one."""
+def default_model(*, front_known: bool = True):
+    """The shipped default model (models/skin_default.npz), or None without one. For a
+    character whose front is not known (prep.upright kept the file's), the shipped model
+    that does not depend on the facing (models/skin_any_front.npz) when there is one."""
+    if not front_known and ANY_FRONT_MODEL_PATH.is_file():
+        return load_model(ANY_FRONT_MODEL_PATH)
     return load_model(DEFAULT_MODEL_PATH) if DEFAULT_MODEL_PATH.is_file() else None

@@ -12,13 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from ..errors import InvalidArmatureError, InvalidMeshError
 from ..mesh import bbox_diagonal, vertex_components
 from ..rig import is_side_turn, symmetry_turn, upright_turn
-from ..rig.orientation import MIN_LEGS, count_legs
-from ..meshprep import check_points, compact, numeric, triangle_areas, unique_faces, validate, weld_normalised
+from ..rig.orientation import MIN_LEGS, count_legs, feet_give_front
+from ..unsubdivide import undo_midpoint_subdivision
+from ..meshprep import box_gaps, component_boxes, check_points, compact, numeric, triangle_areas, unique_faces, validate, weld_normalised
 
 DEGENERATE_AREA = 1e-14      # face area / diagonal^2 below this is dropped
 
@@ -34,6 +36,14 @@ class SkinMesh:
     n_comp: int
     center: np.ndarray
     scale: float
+    # (V_in, n) sparse: each input vertex's weights as a blend of the mesh's, when the mesh is
+    # the coarse mesh under a midpoint subdivision (prepare_mesh(undo_subdivision=True));
+    # vmap then names the nearest mesh vertex. None: the input vertex takes vmap's weights.
+    interp: sp.csr_matrix | None = None
+    subdivisions: int = 0     # midpoint subdivisions undone
+    # upright: the frame's front (-Y) comes from the armature's feet; False: the file's
+    # front kept (no foot bones), which may be the character's back
+    front_from_armature: bool = False
 
     @property
     def n(self) -> int:
@@ -52,10 +62,15 @@ class Bones:
         return len(self.heads)
 
 
-def prepare_mesh(vertices, faces, *, weld: bool = True) -> SkinMesh:
+def prepare_mesh(vertices, faces, *, weld: bool = True, undo_subdivision: bool = False) -> SkinMesh:
     """Validate (InvalidMeshError), weld (unless weld=False: only for measurements),
-    drop degenerate faces, normalise."""
+    drop degenerate faces, normalise. undo_subdivision: a mesh that is a midpoint
+    subdivision becomes the coarse mesh under it, with `interp` to carry weights back
+    (docs/auto_skin.md#subdivided-meshes)."""
     V, F = validate(vertices, faces)
+    coarse = _subdivision_base(V, F) if undo_subdivision else None
+    if coarse is not None:
+        return coarse
     w = weld_normalised(V, F, weld=weld, purpose="skin")
     Fw = unique_faces(w.faces) if len(w.faces) else w.faces
     Fw = Fw[triangle_areas(w.vertices, Fw) > DEGENERATE_AREA * w.diagonal ** 2]
@@ -71,6 +86,40 @@ def prepare_mesh(vertices, faces, *, weld: bool = True) -> SkinMesh:
         vmap[lost] = np.where(np.isfinite(V[lost]).all(axis=1), nn, 0)
     n_comp, comp = vertex_components(len(Vk), Fk)
     return SkinMesh(Vk, Fk, vmap, w.source[keep], comp, n_comp, w.center, w.extent)
+
+
+def _subdivision_base(V, F) -> SkinMesh | None:
+    """The prepared coarse mesh under a midpoint subdivision of the input (before welding:
+    seams and degenerate faces are subdivided as exactly as the rest), with `interp` from
+    the input vertices; None when the input is not one."""
+    used = np.unique(F)
+    Vu = V[used]
+    coarse = undo_midpoint_subdivision(Vu, np.searchsorted(used, F))
+    if coarse is None:
+        return None
+    mesh = prepare_mesh(Vu[coarse.index], coarse.faces)
+    # used input vertex -> coarse input vertices -> their welded vertices
+    S = sp.csr_matrix((np.ones(len(coarse.index)), (np.arange(len(coarse.index)), mesh.vmap)),
+                      shape=(len(coarse.index), mesh.n))
+    blend = (coarse.interp @ S).tocsr()
+    # loose input vertices: their nearest used vertex's blend (NaN ones: the first's)
+    row = np.full(len(V), -1)
+    row[used] = np.arange(len(used))
+    lost = np.flatnonzero(row < 0)
+    if len(lost):
+        finite = np.isfinite(V[lost]).all(axis=1)
+        row[lost] = 0
+        if finite.any():
+            row[lost[finite]] = cKDTree(Vu).query(V[lost[finite]])[1]
+    interp = blend[row]
+    return replace(mesh, vmap=_heaviest(interp), interp=interp, subdivisions=coarse.levels)
+
+
+def _heaviest(P: sp.csr_matrix) -> np.ndarray:
+    """Per row of P (no empty rows) the column of its largest entry (scipy's argmax loops in Python)."""
+    rows = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
+    order = np.lexsort((-P.data, rows))               # rows stay in CSR order, largest first
+    return P.indices[order[P.indptr[:-1]]]
 
 
 def default_tails(joints, parents):
@@ -169,11 +218,44 @@ def prepare_bones(mesh: SkinMesh, joints, parents, tails=None) -> Bones:
     return Bones((H - mesh.center) / mesh.scale, (T - mesh.center) / mesh.scale, P)
 
 
-def prepare(vertices, faces, joints, parents, tails=None) -> tuple[SkinMesh, Bones]:
+def prepare(vertices, faces, joints, parents, tails=None, *,
+            undo_subdivision: bool = False) -> tuple[SkinMesh, Bones]:
     """prepare_mesh and prepare_bones, then both turned upright (+Z up, facing -Y; see
     `upright`)."""
-    mesh = prepare_mesh(vertices, faces)
-    return upright(mesh, prepare_bones(mesh, joints, parents, tails))
+    mesh = prepare_mesh(vertices, faces, undo_subdivision=undo_subdivision)
+    return character_frame(*upright(mesh, prepare_bones(mesh, joints, parents, tails)))
+
+
+FRAME_REACH = 0.25    # a part farther than this share of the character's size from it is not the character
+
+
+def character_frame(mesh: SkinMesh, bones: Bones) -> tuple[SkinMesh, Bones]:
+    """Mesh and bones re-normalised to the character: the bounding box of the armature
+    and of the mesh's connected parts that lie within FRAME_REACH of it (grown part by
+    part: fins beside a body are in), centred, longest side 1. A prop far from the
+    character (a sword on the floor beside it, in the same mesh) would otherwise shrink
+    the character in the frame the network learned in (the sample with one: L1 0.056 ->
+    0.081 with the facing-free model). When every part is near (each of the 254 records
+    of ../shared/data) nothing changes."""
+    pts = np.concatenate([bones.heads, bones.tails])
+    lo_c, hi_c = pts.min(axis=0), pts.max(axis=0)
+    lo, hi = component_boxes(mesh.V, mesh.comp, np.arange(mesh.n_comp))
+    near = np.zeros(mesh.n_comp, bool)
+    while True:
+        grown = box_gaps(lo, hi, lo_c[None], hi_c[None])[:, 0] <= FRAME_REACH * max((hi_c - lo_c).max(), 1e-12)
+        if (grown == near).all():
+            break
+        near = grown
+        lo_c, hi_c = np.minimum(pts.min(axis=0), lo[near].min(axis=0)), np.maximum(pts.max(axis=0), hi[near].max(axis=0))
+    if near.all() or not near.any():
+        return mesh, bones
+    lo_c, hi_c = lo[near].min(axis=0), hi[near].max(axis=0)
+    center, extent = (lo_c + hi_c) / 2, float((hi_c - lo_c).max())
+    if not extent > 0:
+        return mesh, bones
+    return (replace(mesh, V=(mesh.V - center) / extent, center=mesh.center + center * mesh.scale,
+                    scale=mesh.scale * extent),
+            Bones((bones.heads - center) / extent, (bones.tails - center) / extent, bones.parents))
 
 
 def upright(mesh: SkinMesh, bones: Bones) -> tuple[SkinMesh, Bones]:
@@ -182,14 +264,17 @@ def upright(mesh: SkinMesh, bones: Bones) -> tuple[SkinMesh, Bones]:
     the armature turned so has legs to confirm it.
     The network's features hold positions and normals in the mesh's axes and were learned
     on upright characters facing -Y: a character facing +X or lying down doubled its L1.
-    Weights do not depend on the frame, so nothing is turned back."""
+    Weights do not depend on the frame, so nothing is turned back.
+    `front_from_armature` on the mesh says whether the feet gave the front."""
     plane = symmetry_turn(mesh.V)
     turn = upright_turn(bones.heads @ plane.T, bones.tails @ plane.T, bones.parents,
                         on_its_side=is_side_turn(plane)) @ plane
+    if not np.array_equal(turn, np.eye(3)) and \
+            count_legs(bones.heads, bones.tails, bones.parents, turn) < MIN_LEGS:
+        turn = np.eye(3)        # no limbs to confirm it (a prop, a tentacle): the file's axes
+    mesh = replace(mesh, front_from_armature=feet_give_front(bones.heads, bones.tails, bones.parents, turn))
     if np.array_equal(turn, np.eye(3)):
         return mesh, bones
-    if count_legs(bones.heads, bones.tails, bones.parents, turn) < MIN_LEGS:
-        return mesh, bones      # no limbs to confirm it (a prop, a tentacle): the file's axes
     return (replace(mesh, V=mesh.V @ turn.T),
             Bones(bones.heads @ turn.T, bones.tails @ turn.T, bones.parents))
 
@@ -225,19 +310,41 @@ def transfer_weights(W_proxy, proxy: SkinMesh, mesh: SkinMesh, max_influences: i
     distance, and its row is pruned back to `max_influences` (weights.prune with
     `parents`). Rows stay compact (their few bones) until the end: linear in the vertex
     count, TRANSFER_CHUNK rows at a time."""
-    from .weights import merge_entries, prune, to_compact, to_dense
     tree = cKDTree(proxy.V)
-    J = W_proxy.shape[1]
-    bones, values = to_compact(W_proxy)              # (n_proxy, m): the few influences of each row
-    out = np.empty((mesh.n, J))
-    for start in range(0, mesh.n, TRANSFER_CHUNK):
-        P = mesh.V[start:start + TRANSFER_CHUNK]
-        d, idx = tree.query(P, k=min(TRANSFER_NEIGHBOURS, proxy.n))
-        d, idx = d.reshape(len(P), -1), idx.reshape(len(P), -1)
+
+    def neighbours(start, stop):
+        d, idx = tree.query(mesh.V[start:stop], k=min(TRANSFER_NEIGHBOURS, proxy.n))
+        d, idx = d.reshape(stop - start, -1), idx.reshape(stop - start, -1)
         w = 1.0 / np.maximum(d, 1e-9) ** 2
-        w /= w.sum(axis=1, keepdims=True)
-        row_bones, row_values = merge_entries(bones[idx].reshape(len(P), -1),
-                                              (w[:, :, None] * values[idx]).reshape(len(P), -1))
+        return idx, w / w.sum(axis=1, keepdims=True)
+    return _blend_rows(W_proxy, mesh.n, neighbours, max_influences, parents)
+
+
+def interpolate_weights(W, interp: sp.csr_matrix, max_influences: int, parents=None) -> np.ndarray:
+    """(rows, J) weights interp @ W (a coarse mesh's weights blended onto the subdivided
+    mesh's vertices), each row pruned back to `max_influences` as in transfer_weights."""
+    interp = interp.tocsr()
+    width = max(int(np.diff(interp.indptr).max(initial=1)), 1)
+    idx = np.zeros((interp.shape[0], width), np.int64)
+    val = np.zeros((interp.shape[0], width))
+    row = np.repeat(np.arange(interp.shape[0]), np.diff(interp.indptr))
+    slot = np.arange(interp.nnz) - interp.indptr[row]
+    idx[row, slot], val[row, slot] = interp.indices, interp.data
+    return _blend_rows(W, interp.shape[0], lambda a, b: (idx[a:b], val[a:b]), max_influences, parents)
+
+
+def _blend_rows(W_from, rows: int, sources, max_influences: int, parents) -> np.ndarray:
+    """(rows, J): row i = sum_k w_ik W_from[idx_ik] for (idx, w) = sources(start, stop),
+    pruned; compact rows, TRANSFER_CHUNK at a time."""
+    from .weights import merge_entries, prune, to_compact, to_dense
+    J = W_from.shape[1]
+    bones, values = to_compact(W_from)              # (n_from, m): the few influences of each row
+    out = np.empty((rows, J))
+    for start in range(0, rows, TRANSFER_CHUNK):
+        stop = min(start + TRANSFER_CHUNK, rows)
+        idx, w = sources(start, stop)
+        row_bones, row_values = merge_entries(bones[idx].reshape(stop - start, -1),
+                                              (w[:, :, None] * values[idx]).reshape(stop - start, -1))
         kept = prune(row_values, max_influences, parents=parents, columns=row_bones)
-        out[start:start + len(P)] = to_dense(row_bones, kept, J)
+        out[start:stop] = to_dense(row_bones, kept, J)
     return out

@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Undo exact midpoint subdivisions (docs/auto_skin.md#subdivided-meshes).
+
+A mesh that was midpoint-subdivided (every triangle cut into four at its edge midpoints,
+no smoothing: Blender's *Subdivide* on triangles, or a game mesh tessellated for
+lighting) has the surface of a coarser mesh. Auto Skin weights that coarse mesh, the one
+its artist would have weighted, and carries the weights back by interpolation, so a
+character and its subdivided copy deform alike.
+
+The coarse vertices C of one subdivision level are recognised from the structure: no
+edge joins two of them, every face holds at most one, and every other vertex (a
+midpoint M) lies halfway between two C neighbours that sit opposite each other. Starting
+from the vertices that cannot be midpoints (valence other than 6 inside, 4 on a
+boundary), C and M are propagated over the mesh; the result is accepted only if
+subdividing the coarse mesh gives back exactly the faces (either winding) and positions
+given; otherwise the mesh is used as it is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .mesh import bbox_diagonal, boundary_half_edges, row_keys, triangle_edges, unique_edges
+
+TOLERANCE = 1e-7          # a midpoint's distance from its endpoints' mean, share of the diagonal
+MIN_COARSE_FACES = 4      # never undo below a tetrahedron
+
+
+@dataclass
+class Coarse:
+    """The coarse mesh under a midpoint subdivision."""
+    index: np.ndarray     # (nc,) the given vertex that each coarse vertex is
+    faces: np.ndarray     # (mc, 3) triangles into the coarse vertices
+    interp: sp.csr_matrix  # (n, nc) per-vertex values back onto the given vertices (rows sum to 1)
+    levels: int           # subdivisions undone
+
+
+def undo_midpoint_subdivision(V, F, *, tolerance: float = TOLERANCE) -> Coarse | None:
+    """The coarsest mesh whose repeated midpoint subdivision is the welded triangle mesh
+    (V, F), or None when (V, F) is not a midpoint subdivision. Its interpolation rows are
+    barycentric weights in a coarse triangle (at most 3 non-zeros)."""
+    V, F = np.asarray(V, np.float64), np.asarray(F, np.int64)
+    tol = tolerance * max(bbox_diagonal(V), 1e-300)
+    index, P, levels = np.arange(len(V)), None, 0
+    while (step := _undo_once(V[index], F, tol)) is not None:
+        coarse, F, Pk = step
+        index = index[coarse]
+        P = Pk if P is None else (P @ Pk).tocsr()
+        levels += 1
+    return Coarse(index, F, P, levels) if levels else None
+
+
+def _undo_once(V, F, tol):
+    """(coarse vertex indices, Fc, P) of one level undone, or None."""
+    if len(F) % 4 or len(F) // 4 < MIN_COARSE_FACES:
+        return None
+    edges = _Edges(F, len(V))
+    label = _propagate(V, F, edges, tol)
+    return None if label is None else _coarse_mesh(V, F, label, edges, tol)
+
+
+class _Edges:
+    """The directed edges of a triangle mesh (ids 2u and 2u + 1: undirected edge u both
+    ways; e ^ 1 reverses e), grouped by source vertex, and each one's neighbours in its
+    source vertex's one-ring (the edges that share a face with it)."""
+
+    def __init__(self, F, n):
+        he = triangle_edges(F).astype(np.int64)
+        lo, hi = he.min(axis=1), he.max(axis=1)
+        key, inverse, uses = np.unique(lo * n + hi, return_inverse=True, return_counts=True)
+        self.manifold = bool(uses.max(initial=0) <= 2)
+        self.src = np.stack([key // n, key % n], axis=1).reshape(-1)
+        self.dst = self.src.reshape(-1, 2)[:, ::-1].reshape(-1)
+        d = 2 * inverse.reshape(-1) + (he[:, 0] > he[:, 1])     # directed id of each half-edge
+        e0, e1, e2 = d.reshape(3, -1)                             # (a->b), (b->c), (c->a)
+        # around a: a->b and a->c (= (c->a) reversed); around b: b->c and b->a; around c: c->a and c->b
+        first = np.concatenate([e0, e2 ^ 1, e1, e0 ^ 1, e2, e1 ^ 1])
+        second = np.concatenate([e2 ^ 1, e0, e0 ^ 1, e1, e1 ^ 1, e2])
+        # two slots per edge (its two faces), filled without a sort: one write wins slot 0,
+        # the other goes to slot 1; more than two faces: not a manifold ring
+        self.manifold &= bool(np.bincount(first, minlength=len(self.src)).max(initial=0) <= 2)
+        self.ring = np.full((len(self.src), 2), -1)
+        self.ring[first, 0] = second
+        later = self.ring[first, 0] != second
+        self.ring[first[later], 1] = second[later]
+        self.by_source = np.argsort(self.src, kind="stable")
+        self.indptr = np.searchsorted(self.src[self.by_source], np.arange(n + 1))
+
+    def leaving(self, vertices):
+        """Ids of the directed edges that leave `vertices`."""
+        counts = self.indptr[vertices + 1] - self.indptr[vertices]
+        starts = np.repeat(self.indptr[vertices] - np.cumsum(counts) + counts, counts)
+        return self.by_source[starts + np.arange(counts.sum())]
+
+    def _next(self, e, came_from):
+        """The ring neighbour of edge e that is not came_from (-1: none)."""
+        r = self.ring[np.maximum(e, 0)]
+        pick = np.where(r[:, 0] != came_from, r[:, 0], r[:, 1])
+        return np.where(e >= 0, pick, -1)
+
+    def opposite(self, e):
+        """For edges e = (m -> c): the edge three steps around m's one-ring from e, -1 if
+        none. On a midpoint m of a coarse edge (c, o) that is (m -> o)."""
+        p = self._next(e, -1)
+        q = self._next(p, e)
+        return self._next(q, p)
+
+
+C, M = 1, 2
+
+
+def _propagate(V, F, edges: _Edges, tol):
+    """Per vertex C or M, or None when the mesh does not split so."""
+    if not edges.manifold:
+        return None
+    n = len(V)
+    valence = np.diff(edges.indptr)
+    on_boundary = np.zeros(n, bool)
+    on_boundary[triangle_edges(F)[boundary_half_edges(F)].reshape(-1)] = True
+    label = np.zeros(n, np.int8)
+    frontier = np.flatnonzero(np.where(on_boundary, valence != 4, valence != 6) & (valence > 0))
+    while len(frontier):
+        if (label[frontier] == M).any():
+            return None
+        label[frontier] = C
+        out = edges.leaving(frontier)                # (c -> m)
+        mids = edges.dst[out]
+        if (label[mids] == C).any():                 # two coarse vertices never share an edge
+            return None
+        label[mids] = M
+        # across each midpoint from a coarse vertex, halfway: the other end, coarse
+        across = edges.opposite(out ^ 1)
+        if (across < 0).any():
+            return None
+        ends = edges.dst[across]
+        if (label[ends] == M).any() or \
+                np.abs(V[mids] - 0.5 * (V[edges.src[out]] + V[ends])).max(initial=0.0) > tol:
+            return None
+        frontier = np.unique(ends[label[ends] == 0])
+    return label if (label > 0).all() else None
+
+
+def _coarse_mesh(V, F, label, edges: _Edges, tol):
+    """(coarse vertex indices, Fc, P) from the labels, after checking that they describe a subdivision."""
+    n = len(V)
+    src, dst = edges.src[edges.by_source], edges.dst[edges.by_source]   # grouped by source
+    coarse = np.flatnonzero(label == C)
+    index = np.full(n, -1)
+    index[coarse] = np.arange(len(coarse))
+    # each midpoint's two ends: its two coarse neighbours (halfway between them: checked below)
+    to_c = (label[src] == M) & (label[dst] == C)
+    mids, counts = np.unique(src[to_c], return_counts=True)
+    if len(mids) != (label == M).sum() or (counts != 2).any():
+        return None
+    a, b = dst[to_c][0::2], dst[to_c][1::2]
+    # coarse faces from the corner faces (c, m1, m2), rotated so the coarse vertex comes first
+    is_c = label[F] == C
+    per_face = is_c.sum(axis=1)
+    if per_face.max() > 1 or (per_face == 0).sum() * 4 != len(F):
+        return None
+    corner = F[per_face == 1]
+    shift = np.argmax(is_c[per_face == 1], axis=1)
+    corner = np.take_along_axis(corner, (shift[:, None] + np.arange(3)) % 3, axis=1)
+    Fc = np.column_stack([corner[:, 0], _other_end(mids, a, b, corner[:, 1], corner[:, 0]),
+                          _other_end(mids, a, b, corner[:, 2], corner[:, 0])])
+    _, keep = np.unique(row_keys(np.sort(Fc, axis=1)), return_index=True)
+    Fc = index[Fc[np.sort(keep)]]
+    if 4 * len(Fc) != len(F) or (Fc < 0).any():
+        return None
+    # the check: subdividing the coarse mesh gives exactly the faces given
+    Ec = unique_edges(Fc).astype(np.int64)
+    nc = len(coarse)
+    edge_key = np.minimum(index[a], index[b]) * nc + np.maximum(index[a], index[b])
+    o = np.argsort(edge_key)
+    ec_key = Ec[:, 0] * nc + Ec[:, 1]
+    if len(ec_key) != len(edge_key) or not np.array_equal(np.sort(edge_key), ec_key):
+        return None
+    mid_of_edge = mids[o]                              # fine midpoint of each coarse edge (Ec order)
+    fine = _subdivided_faces(Fc, Ec, coarse, mid_of_edge)
+    if not np.array_equal(np.sort(row_keys(np.sort(fine, axis=1))), np.sort(row_keys(np.sort(F, axis=1)))):
+        return None
+    if np.abs(0.5 * (V[a] + V[b]) - V[mids]).max(initial=0.0) > tol:
+        return None
+    rows = np.concatenate([coarse, mids, mids])
+    cols = np.concatenate([np.arange(nc), index[a], index[b]])
+    vals = np.concatenate([np.ones(nc), np.full(2 * len(mids), 0.5)])
+    P = sp.csr_matrix((vals, (rows, cols)), shape=(n, nc))
+    return coarse, Fc, P
+
+
+def _subdivided_faces(Fc, Ec, coarse, mid_of_edge):
+    """The four fine faces of every coarse face (fine vertex indices), as subdivide_midpoint cuts them."""
+    nc = len(coarse)
+    key = Ec[:, 0] * nc + Ec[:, 1]
+
+    def mid(u, v):
+        return mid_of_edge[np.searchsorted(key, np.minimum(u, v) * nc + np.maximum(u, v))]
+
+    a, b, c = Fc.T
+    ab, bc, ca = mid(a, b), mid(b, c), mid(c, a)
+    A, B, Cc = coarse[a], coarse[b], coarse[c]
+    return np.concatenate([np.stack(t, axis=1) for t in ((A, ab, ca), (ab, B, bc), (ca, bc, Cc), (ab, bc, ca))])
+
+
+def _other_end(mids, a, b, mid, c):
+    """The end of midpoint `mid` (its ends a, b, rows of `mids`) that is not `c`."""
+    i = np.searchsorted(mids, mid)
+    return np.where(a[i] == c, b[i], a[i])
