@@ -79,6 +79,9 @@ def parse_args(argv=None):
     ap.add_argument("--scaling-record", default="mpfb_game_engine_neutral")
     ap.add_argument("--scaling-levels", default="0,1,2")
     ap.add_argument("--scaling-timeout", type=float, default=600.0)
+    ap.add_argument("--scaling-jitter", type=float, default=1e-4,
+                    help="with --scaling: midpoints moved by about this share of the size, so that "
+                         "the meshes are no exact subdivisions (which Auto Skin undoes) but dense meshes")
     ap.add_argument("--scaling-scale", type=float, default=1.0,
                     help="multiply the character's coordinates (Blender's bone heat fails on small faces)")
     ap.add_argument("--profile", action="store_true",
@@ -334,7 +337,7 @@ def scaling(args):
     V0, F0 = rec["verts"], rec["faces"]
     rows = []
     for lvl in [int(x) for x in args.scaling_levels.split(",")]:
-        V, F, W_art = subdivided(V0, F0, rec["weights"], lvl)
+        V, F, W_art = subdivided(V0, F0, rec["weights"], lvl, jitter=args.scaling_jitter)
         for m in args.methods:
             with Worker() as w:
                 w.call("skin_methods:warm_up", m, timeout=300)
@@ -360,6 +363,7 @@ def scaling(args):
                                    fmt(r.get("l1"), 3), r.get("unweighted", "–"), fmt(r.get("peak_rss_mb"), 0)]
                                   for r in rows])
     text = (f"# Auto Skin scaling\n\n`{args.scaling_record}` midpoint-subdivided"
+            f"{f', midpoints moved by {args.scaling_jitter:g} of the size' if args.scaling_jitter else ''}"
             f"{f', coordinates x {args.scaling_scale:g}' if args.scaling_scale != 1 else ''}; L1 against the "
             f"artist's weights interpolated onto the midpoints.\n\n{tab}\n")
     if args.profile:
@@ -379,7 +383,7 @@ def profile_rows(rec, V0, F0, levels, args) -> str:
     from skin_methods import PROFILE_STAGES
     columns, sizes = [], []
     for lvl in levels:
-        V, F, _ = subdivided(V0, F0, rec["weights"], lvl)
+        V, F, _ = subdivided(V0, F0, rec["weights"], lvl, jitter=args.scaling_jitter)
         with Worker() as w:
             w.call("skin_methods:warm_up", "autoskin", timeout=300)
             res = w.call("skin_methods:profile_autoskin", V, F, rec["joints"], rec["tails"], rec["parents"],

@@ -54,11 +54,26 @@ def undo_midpoint_subdivision(V, F, *, tolerance: float = TOLERANCE) -> Coarse |
 
 def _undo_once(V, F, tol):
     """(coarse vertex indices, Fc, P) of one level undone, or None."""
-    if len(F) % 4 or len(F) // 4 < MIN_COARSE_FACES:
+    if len(F) % 4 or len(F) // 4 < MIN_COARSE_FACES or not _spot_check(V, F, tol):
         return None
     edges = _Edges(F, len(V))
     label = _propagate(V, F, edges, tol)
     return None if label is None else _coarse_mesh(V, F, label, edges, tol)
+
+
+SPOT_CHECKS = 4           # coarse vertices whose neighbours are tried before the full test
+
+
+def _spot_check(V, F, tol) -> bool:
+    """A quick necessary test (most meshes fail it in milliseconds): a vertex in other than
+    6 faces (3 on a boundary) cannot be a midpoint, so each neighbour x of such a vertex c
+    is one, and a vertex sits at 2x - c, the other end of its coarse edge."""
+    in_faces = np.bincount(F.reshape(-1), minlength=len(V))
+    for c in np.flatnonzero((in_faces != 6) & (in_faces != 3) & (in_faces > 0))[:SPOT_CHECKS]:
+        for x in np.unique(F[(F == c).any(axis=1)]):
+            if x != c and not (np.abs(V - (2.0 * V[x] - V[c])).max(axis=1) <= tol).any():
+                return False
+    return True
 
 
 class _Edges:
