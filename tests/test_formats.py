@@ -34,7 +34,7 @@ def saved(tmp_path_factory, ext, sample_path):
         edge.use_edge_sharp = True
     paths = {"npz": sample_path, "blend": folder / "sample.blend", "fbx": folder / "sample.fbx",
              "glb": folder / "sample.glb"}
-    bpy.ops.wm.save_as_mainfile(filepath=str(paths["blend"]), copy=True)
+    bpy.data.libraries.write(str(paths["blend"]), {obj})    # only this object (not leftovers of other tests)
     bpy.ops.export_scene.fbx(filepath=str(paths["fbx"]), use_selection=False)
     bpy.ops.export_scene.gltf(filepath=str(paths["glb"]), export_format='GLB')
     clear_scene()
