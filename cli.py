@@ -608,15 +608,18 @@ def cmd_correctives(args) -> int:
         model = correctives.fit_correctives(
             [b["vertices"] for b in bodies], first["faces"], [b["joints"] for b in bodies],
             first["parents"], first["weights"], [b["rotations"] for b in bodies],
-            [b["posed"] for b in bodies], max_keys=max_keys)
+            [b["posed"] for b in bodies], max_keys=max_keys, names=first["names"])
     model.names = first["names"]
     model.save(args.out)
     for path, data in zip(args.inputs, bodies):
         label = f"{path.name}: " if len(bodies) > 1 else ""
         _print_errors(label, data, model)
-    if len(bodies) >= 3:
-        loo = correctives.leave_one_out_error([b["vertices"] for b in bodies], [b["joints"] for b in bodies])
-        print(f"  joints of a left-out body: {loo:.4f} % of its size on average (leave-one-out)")
+    if "joints_leave_one_out_pct" in model.info:
+        print(f"  joints of a left-out body: {model.info['joints_leave_one_out_pct']:.4f} % of its size "
+              "on average (leave-one-out)")
+    if model.regressor is not None and model.regressor.source:
+        print(f"  joints of a new body: {model.regressor.source} (on these bodies "
+              f"{model.info['joints_shipped_error_pct']:.4f} % of their size)")
     print(f"  seconds     {time.perf_counter() - start:.1f}")
     print(f"  wrote       {args.out}")
     return 0

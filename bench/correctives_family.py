@@ -15,7 +15,9 @@ the ground truth, % of each body's bounding-box diagonal; mean over the unseen b
 - family model, true joints: `model.for_body(rest, joints)`;
 - per-body fit (the ceiling): fit_correctives on the unseen body's own first poses;
 - plain LBS and family model with the family's predicted joints (`for_body(rest)`);
-- joints: the family's joint regressor against the true joints.
+- joints: the family's joint regressor against the true joints (`--joints auto`: the
+  shipped MakeHuman regressor when it places the training bodies' joints better than a
+  regressor fitted on them places a left-out body's; `--joints family`: always the fitted one).
 --family mpfb: the 5 distinct bodies among the `mpfb_game_engine_*` records (neutral and
 four weight / muscle reshapes; their joints are the neutral ones, MPFB did not refit them).
 --max-keys: the family model's shape keys (0: full rank, 9 components per joint; the
@@ -51,6 +53,10 @@ def parse_args(argv=None):
     ap.add_argument("--max-degrees", type=float, default=45.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-keys", type=int, default=0, help="0: full-rank Pose_net")
+    ap.add_argument("--joints", choices=("auto", "family"), default="auto",
+                    help="auto: the bone names go to fit_correctives, so a shipped joint regressor "
+                         "for the topology (models/joints_makehuman.npz) is used when it fits the "
+                         "training bodies better; family: always the one fitted on the training bodies")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--tag", default="correctives_family")
     return ap.parse_args(argv)
@@ -75,10 +81,13 @@ def main(argv=None) -> int:
     model = cc.fit_correctives([d["rest_verts"][k] for k in train], d["faces"],
                                [d["joints"][k] for k in train], d["parents"], d["weights"],
                                [d["pose_rot"][k][fit_poses] for k in train],
-                               [d["posed_verts"][k][fit_poses] for k in train], **options)
+                               [d["posed_verts"][k][fit_poses] for k in train],
+                               names=[str(n) for n in d["joint_names"]] if args.joints == "auto" else None,
+                               **options)
     fit_seconds = time.perf_counter() - start
+    chosen = model.regressor.source or "fitted on the training bodies"
     print(f"family fit: {args.train} bodies x {args.poses - args.test_poses} poses, "
-          f"{fit_seconds:.0f} s", file=sys.stderr)
+          f"{fit_seconds:.0f} s; joint regressor: {chosen} {model.info}", file=sys.stderr)
     per_body = []
     for k in unseen:
         T, J, R, G = d["rest_verts"][k], d["joints"][k], d["pose_rot"][k], d["posed_verts"][k]
@@ -104,11 +113,11 @@ def main(argv=None) -> int:
               f"family {result['family model, true joints'].mean():.4f} %, per-body "
               f"{result['per-body fit on its own poses (ceiling)'].mean():.4f} % ({own_seconds:.0f} s), "
               f"joints {result['joints'].mean():.4f} %", file=sys.stderr)
-    write(args, per_body, fit_seconds)
+    write(args, per_body, fit_seconds, chosen)
     return 0
 
 
-def write(args, per_body, fit_seconds) -> None:
+def write(args, per_body, fit_seconds, chosen: str) -> None:
     names = list(per_body[0])
     mean = {n: float(np.mean([b[n].mean() for b in per_body])) for n in names}
     worst = {n: float(np.max([b[n].max() for b in per_body])) for n in names}
@@ -122,7 +131,8 @@ def write(args, per_body, fit_seconds) -> None:
     keys = args.max_keys or "full rank"
     text = (f"Family correctives ({args.family}): {args.train} training bodies, {args.bodies - args.train} unseen, "
             f"{args.poses - args.test_poses} training poses each, {args.test_poses} held-out poses, "
-            f"max {args.max_degrees:g} degrees, Pose_net {keys}; family fit {fit_seconds:.0f} s\n\n"
+            f"max {args.max_degrees:g} degrees, Pose_net {keys}; family fit {fit_seconds:.0f} s; "
+            f"joint regressor: {chosen}\n\n"
             + markdown_table(["on the unseen bodies", "mean %", "max %"], rows) + "\n\n"
             + markdown_table(["ratio", "value"], [[n, f"{v:.3f}"] for n, v in ratios]) + "\n")
     print(text)

@@ -194,7 +194,7 @@ def fit(plan: LearnPlan, progress=None):
         model = correctives.fit_correctives(
             [c["vertices"] for c in chars], first["faces"], [c["joints"] for c in chars],
             first["parents"], first["weights"], [m.read for m in plan.members],
-            [m.posed for m in plan.members], progress=progress, **plan.options)
+            [m.posed for m in plan.members], progress=progress, names=list(first["names"]), **plan.options)
     else:
         model = correctives.fit_correctives(first["vertices"], first["faces"], first["joints"],
                                             first["parents"], first["weights"], plan.members[0].read,
@@ -205,9 +205,11 @@ def fit(plan: LearnPlan, progress=None):
     e_lbs, e_model = (np.concatenate([p[k] for p in pairs]) for k in (0, 1))
     errors = {"lbs_mean_pct": float(e_lbs.mean()), "lbs_max_pct": float(e_lbs.max()),
               "model_mean_pct": float(e_model.mean()), "model_max_pct": float(e_model.max())}
-    if len(chars) >= 3:
-        errors["joints_leave_one_out_pct"] = correctives.leave_one_out_error(
-            [c["vertices"] for c in chars], [c["joints"] for c in chars])
+    for key in ("joints_leave_one_out_pct", "joints_shipped_error_pct"):
+        if key in model.info:
+            errors[key] = model.info[key]
+    if model.regressor is not None and model.regressor.source:
+        errors["joints_shipped"] = model.regressor.source
     return model, errors
 
 
@@ -332,7 +334,10 @@ class BONESMITH_OT_learn_correctives(LearnOptions, BonesmithOperator, bpy.types.
                 f"mean error on them {errors['lbs_mean_pct']:.3f} % → {errors['model_mean_pct']:.3f} % "
                 f"of the size (max {errors['lbs_max_pct']:.2f} % → {errors['model_max_pct']:.2f} %), "
                 f"plain LBS → learned; saved {path.name}")
-        if "joints_leave_one_out_pct" in errors:
+        if "joints_shipped" in errors:
+            text += (f"; joints of a new body from {errors['joints_shipped']} (within "
+                     f"{errors['joints_shipped_error_pct']:.3f} % of the size on these characters)")
+        elif "joints_leave_one_out_pct" in errors:
             text += (f"; joints of a left-out character within {errors['joints_leave_one_out_pct']:.3f} % "
                      "of its size")
         text += (". On a new body of the family: Fit Armature, then Bake Correctives" if plan.is_family
@@ -543,23 +548,28 @@ class BONESMITH_OT_train_joint_regressor(BonesmithOperator, bpy.types.Operator):
         return (identities, *identity_arrays(identities))
 
     def computation(self, inp):
-        """(regressor, leave-one-out error in % or None for two characters)."""
-        identities, verts, joints, _ = inp
-        return lambda progress: (correctives.fit_joint_regressor(verts, joints),
-                                 correctives.leave_one_out_error(verts, joints) if len(identities) >= 3 else None)
+        """(regressor, how it was chosen: core.correctives.family_joint_regressor)."""
+        _, verts, joints, names = inp
+        return lambda progress: correctives.family_joint_regressor(verts, joints, names)
 
     def apply(self, context, inp, result):
         """The regressor into the user folder, its path onto the scene."""
         identities, verts, _, names = inp
-        regressor, loo = result
+        regressor, info = result
+        loo = info.get("joints_leave_one_out_pct")
         name = f"{safe_name(self.model_name)}{preferences.MODEL_SUFFIX}"
         path = save_atomic(regressor.save, models_dir() / name)
         write_json(path.with_suffix(".json"), dict(
             bones=names, vertex_count=len(verts[0]), identities=[a.name for a, _ in identities],
-            meshes_per_identity=len(identities[0][1]), leave_one_out_pct=loo))
+            meshes_per_identity=len(identities[0][1]), leave_one_out_pct=loo, shipped=regressor.source))
         context.scene[REGRESSOR_PROPERTY] = str(path)
         check = (f"; joints of a left-out character within {loo:.2f} % of its size on average"
                  if loo is not None else "")
+        if regressor.source:
+            check = (f"; the shipped {regressor.source} places their joints within "
+                     f"{info['joints_shipped_error_pct']:.3f} % of their size"
+                     + (f", better than one fitted on them places a left-out character's ({loo:.3f} %)"
+                        if loo is not None else "") + ": saved that one")
         self.report({'INFO'}, f"Train Joint Regressor: {len(identities)} characters, {len(names)} "
                               f"joints; saved {path.name}{check}")
         return {'FINISHED'}

@@ -189,3 +189,78 @@ def test_bad_input_raises_clear_errors(tmp_path):
         JointRegressor.load(tmp_path / "missing.npz")
     with pytest.raises(CorrectivesError, match="vertex indices do not fit"):
         JointRegressor(3, [[0, 5]], [[0.5, 0.5]])
+
+
+# -- named and shipped regressors (a family gets the shipped one when it fits better) ------
+
+NAMES = ["root", "hip", "knee", "ankle", "toe"]
+
+
+def test_names_survive_a_compact_save_and_select_joints(tmp_path):
+    V, J = population(12, seed=3)
+    reg = fit_joint_regressor(list(V), list(J))
+    reg.names = NAMES
+    loaded = JointRegressor.load(reg.save(tmp_path / "r.npz", compact=True))
+    assert loaded.names == NAMES
+    np.testing.assert_allclose(loaded.predict(V[0]), reg.predict(V[0]), atol=1e-5 * diagonal(V[0]))
+    picked = loaded.for_names(["toe", "hip"])
+    np.testing.assert_allclose(picked.predict(V[1]), loaded.predict(V[1])[[4, 1]])
+    assert loaded.for_names(["hip", "wing"]) is None
+
+
+@pytest.fixture
+def shipped_dir(tmp_path, monkeypatch):
+    """A 'shipped' regressor of the tube topology, fitted on 80 identities of another draw."""
+    from bonesmith.core.correctives import joints as cj
+    V, J = population(80, seed=11)
+    reg = fit_joint_regressor(list(V), list(J))
+    reg.names = NAMES
+    reg.save(tmp_path / "joints_tube.npz", compact=True)
+    monkeypatch.setattr(cj, "SHIPPED_DIR", tmp_path)
+    return tmp_path
+
+
+def test_a_family_gets_the_shipped_regressor_when_it_places_their_joints_better(shipped_dir):
+    from bonesmith.core.correctives import family_joint_regressor
+    V, J = population(6, seed=5)
+    train, unseen = slice(0, 4), slice(4, 6)
+    reg, info = family_joint_regressor(list(V[train]), list(J[train]), NAMES)
+    assert info["joints_shipped"] == 1.0 and reg.source == "models/joints_tube.npz"
+    assert info["joints_shipped_error_pct"] < info["joints_leave_one_out_pct"]
+    own = fit_joint_regressor(list(V[train]), list(J[train]))
+
+    def err(r):
+        return np.mean([np.linalg.norm(r.predict(v) - j, axis=1).mean() for v, j in zip(V[unseen], J[unseen])])
+    assert err(reg) < 0.5 * err(own)
+    # the bones in another order: the shipped rows follow the names
+    order = [3, 0, 4, 1, 2]
+    reg2, _ = family_joint_regressor(list(V[train]), list(J[train][:, order]), [NAMES[i] for i in order])
+    np.testing.assert_allclose(reg2.predict(V[5]), reg.predict(V[5])[order])
+
+
+def test_no_shipped_regressor_without_matching_names_or_when_it_fits_worse(shipped_dir):
+    from bonesmith.core.correctives import family_joint_regressor
+    V, J = population(5, seed=5)
+    for names in (None, ["a", "b", "c", "d", "e"]):
+        reg, info = family_joint_regressor(list(V), list(J), names)
+        assert info["joints_shipped"] == 0.0 and reg.source is None
+    # another family of the same topology whose joints sit elsewhere (a tenth of the way
+    # down each segment): the shipped regressor places them worse than one fitted on them
+    moved = J + 0.1 * (np.roll(J, -1, axis=1) - J)
+    reg, info = family_joint_regressor(list(V), list(moved), NAMES)
+    assert info["joints_shipped"] == 0.0 and info["joints_shipped_error_pct"] > info["joints_leave_one_out_pct"]
+
+
+def test_the_shipped_makehuman_regressor_is_complete_and_moves_with_the_body():
+    """models/joints_makehuman.npz (bench/train_joint_prior.py): the MakeHuman body's 13 380
+    vertices to MPFB's 52 game_engine joints; joints follow a translated body exactly."""
+    from bonesmith.core.correctives import joints as cj
+    path = cj.SHIPPED_DIR / "joints_makehuman.npz"
+    reg = JointRegressor.load(path)
+    assert reg.vertex_count == 13380 and reg.joint_count == 52 and len(set(reg.names)) == 52
+    assert {"pelvis", "head", "thigh_l", "hand_r"} <= set(reg.names)
+    sums = reg.coeffs.sum(axis=1)                                   # (J, 3, 3): the identity
+    np.testing.assert_allclose(sums, np.broadcast_to(np.eye(3), sums.shape), atol=1e-4)
+    V = np.random.default_rng(0).normal(size=(13380, 3))
+    np.testing.assert_allclose(reg.predict(V + [1.0, 2.0, 3.0]), reg.predict(V) + [1.0, 2.0, 3.0], atol=1e-3)
+    assert path.stat().st_size < 1024 * 1024

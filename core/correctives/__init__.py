@@ -3,7 +3,8 @@
 and a joint regressor, fitted on arrays; numpy/scipy only (no bpy, no torch)."""
 from .errors import CorrectivesError
 from .fit import fit_correctives, vertex_errors
-from .joints import JointRegressor, fit_joint_regressor, leave_one_out_error
+from .joints import (JointRegressor, family_joint_regressor, fit_joint_regressor,
+                     leave_one_out_error, shipped_joint_regressors)
 from .kinematics import (axis_angle_to_matrix, in_bone_order, lbs, local_quaternions,
                          matrix_to_quaternion, quaternion_to_matrix, random_rotations,
                          skinning_matrices)
@@ -11,7 +12,7 @@ from .model import MONOMIALS, CorrectiveModel, LiveKey, key_budget, key_values, 
 
 __all__ = [
     "CorrectivesError", "fit_correctives", "vertex_errors", "JointRegressor", "fit_joint_regressor",
-    "leave_one_out_error",
+    "leave_one_out_error", "family_joint_regressor", "shipped_joint_regressors",
     "axis_angle_to_matrix", "in_bone_order", "lbs", "local_quaternions", "matrix_to_quaternion",
     "quaternion_to_matrix", "random_rotations", "skinning_matrices",
     "MONOMIALS", "CorrectiveModel", "LiveKey", "key_budget", "key_values", "monomials",

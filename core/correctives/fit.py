@@ -18,7 +18,7 @@ from scipy.spatial import cKDTree
 
 from ..mesh import bbox_diagonal
 from .errors import CorrectivesError
-from .joints import fit_joint_regressor
+from .joints import family_joint_regressor
 from .kinematics import blended_rotations, lbs, skinning_matrices
 from .model import CorrectiveModel, rotation_features
 
@@ -30,7 +30,7 @@ CHUNK = 2048         # vertices per batch: bounds memory at P × CHUNK × 12 flo
 def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations, posed_verts, *,
                     pose_correctives: bool = True, refine_weights: bool = True, rounds: int = 2,
                     ridge="auto", weight_prox: float = 1e-2, max_keys=None, reach: float = 0.05,
-                    progress=None) -> CorrectiveModel:
+                    names=None, progress=None) -> CorrectiveModel:
     """Learn refined weights and local pose correctives so that LBS of the corrected rest
     mesh reproduces `posed_verts` (P,V,3) for `pose_rotations` (P,J,3,3).
 
@@ -47,6 +47,8 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
     i.e. exactly the shape keys of the live bake (None: full rank, 9 per joint).
     reach: how far (fraction of the bbox diagonal) past a joint's weights its correction
     may reach.
+    names: the bones' names in joint order (kept on the model; a family whose topology and
+    names fit a shipped joint regressor may get that one: joints.family_joint_regressor).
     progress(fraction, message) is called between steps.
     """
     data = _Bodies.of(rest_verts, faces, joints, parents, weights, pose_rotations, posed_verts)
@@ -85,15 +87,15 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
             break
     if pose_correctives and refine_weights:
         pairs = _fit_pose_correctives(data.residuals(W), features, sees, chosen, bases)
-    regressor = None
+    regressor, how = None, {}
     if data.count > 1:
         report(0.98, "joint regressor")
-        regressor = fit_joint_regressor(data.rest, data.joints)
+        regressor, how = family_joint_regressor(data.rest, data.joints, names)
     report(1.0, "done")
     info = {"poses": len(R), "ridge": chosen, "weight_prox": weight_prox,
-            "max_keys": float(max_keys or 0), "reach": reach, "identities": float(data.count)}
+            "max_keys": float(max_keys or 0), "reach": reach, "identities": float(data.count), **how}
     return CorrectiveModel(T, F, Jt, parents, W, *pairs, moments=moments, info=info,
-                           regressor=regressor)
+                           regressor=regressor, names=names)
 
 
 def vertex_errors(model, rest_verts, joints, weights, rotations, posed_verts):

@@ -51,12 +51,16 @@ FORMATS = ("bonesmith-joint-regressor-1", FORMAT)   # 1: one scalar per vertex (
 class JointRegressor:
     """joints[j] = Σ_i coeffs[j, i] @ verts[index[j, i]]: coeffs (J, m, 3, 3), one 3×3
     matrix per neighbour, summing to the identity over i; (J, m) scalars (format 1, an
-    affine combination) are read too."""
+    affine combination) are read too. `names`: the joints' names when known."""
 
-    def __init__(self, vertex_count: int, index, coeffs):
+    def __init__(self, vertex_count: int, index, coeffs, names=None):
         self.vertex_count = int(vertex_count)
         self.index = np.asarray(index, dtype=np.int64)
         self.coeffs = np.asarray(coeffs, dtype=np.float64)
+        self.names = None if names is None else [str(n) for n in names]
+        self.source = None        # the shipped file it came from (family_joint_regressor)
+        if self.names is not None and len(self.names) != len(self.index):
+            raise CorrectivesError("A joint regressor needs one name per joint")
         if self.index.ndim != 2 or self.coeffs.shape[:2] != self.index.shape \
                 or self.coeffs.shape[2:] not in ((), (3, 3)):
             raise CorrectivesError(f"A joint regressor needs index (J, m) and coeffs (J, m) or "
@@ -82,15 +86,27 @@ class JointRegressor:
             return np.einsum("ji,jia->ja", self.coeffs, V[self.index])
         return np.einsum("jiab,jib->ja", self.coeffs, V[self.index])
 
-    def save(self, path) -> Path:
+    def for_names(self, names) -> "JointRegressor | None":
+        """The regressor's joints in the order of `names` (None unless it has them all)."""
+        if self.names is None or not set(map(str, names)) <= set(self.names):
+            return None
+        rows = [self.names.index(str(n)) for n in names]
+        return JointRegressor(self.vertex_count, self.index[rows], self.coeffs[rows], list(map(str, names)))
+
+    def save(self, path, *, compact: bool = False) -> Path:
+        """compact: coefficients as float32 and indices as int32 (a shipped model: half the size)."""
+        extra = {} if self.names is None else {"names": np.array(self.names, dtype=str)}
+        index, coeffs = (self.index.astype(np.int32), self.coeffs.astype(np.float32)) if compact \
+            else (self.index, self.coeffs)
         return write_npz(path, FORMAT if self.coeffs.ndim == 4 else FORMATS[0],
-                         vertex_count=self.vertex_count, index=self.index, coeffs=self.coeffs)
+                         vertex_count=self.vertex_count, index=index, coeffs=coeffs, **extra)
 
     @classmethod
     def load(cls, path) -> "JointRegressor":
         d = read_npz(path, FORMATS, "joint regressor")
         try:
-            return cls(int(d["vertex_count"]), d["index"], d["coeffs"])
+            return cls(int(d["vertex_count"]), d["index"], d["coeffs"],
+                       d["names"].tolist() if "names" in d else None)
         except KeyError as error:
             raise CorrectivesError(f"Could not read joint regressor {Path(path).name}: {error}") from None
 
@@ -141,13 +157,67 @@ def fit_joint_regressor(rest_verts_list, joints_list, *, neighbours: int = 64,
         P = verts[:, index[j, :mc], :]                                     # (K, mc, 3)
         F = (P - P.mean(axis=1, keepdims=True)).reshape(K, 3 * mc) * weight[:, None]
         R = (joints[:, j, :] - np.einsum("i,kia->ka", c, verts[:, near, :])) * weight[:, None]
-        G = F @ F.T
         Fc = F - F.mean(axis=0)
         lam = max(correction_ridge * np.einsum("ka,ka->", Fc, Fc) / K,
-                  1e-12 * max(np.trace(G) / K, 1e-300))                   # tie-break
-        W = (F.T @ np.linalg.solve(G + lam * np.eye(K), R)).reshape(mc, 3, 3)  # r_a = Σ f_ib W_iba
+                  1e-12 * max(np.einsum("ka,ka->", F, F) / K, 1e-300))    # tie-break
+        if K > 3 * mc:     # more identities than features (a shipped regressor): the primal system
+            W = np.linalg.solve(F.T @ F + lam * np.eye(3 * mc), F.T @ R)
+        else:
+            W = F.T @ np.linalg.solve(F @ F.T + lam * np.eye(K), R)
+        W = W.reshape(mc, 3, 3)                                            # r_a = Σ f_ib W_iba
         coeffs[j, :mc] += (W - W.mean(axis=0, keepdims=True)).transpose(0, 2, 1)  # Σ_i D_i = 0
     return JointRegressor(V, index, coeffs)
+
+
+SHIPPED_DIR = Path(__file__).resolve().parents[2] / "models"   # joints_*.npz: shipped regressors
+SHIPPED_FIT = 0.05    # with 2 identities (no leave-one-out): a shipped regressor this close (%) is used
+
+
+def mean_error(regressor: "JointRegressor", rest_verts_list, joints_list) -> float:
+    """Mean joint error of `regressor` on identities, % of each one's bounding-box diagonal."""
+    return float(np.mean([np.linalg.norm(regressor.predict(V) - J, axis=1).mean() / bbox_diagonal(V) * 100
+                          for V, J in zip(rest_verts_list, joints_list)]))
+
+
+def shipped_joint_regressors(vertex_count: int, names) -> dict:
+    """{file stem: regressor in the order of `names`} of the shipped regressors
+    (models/joints_*.npz) for meshes of `vertex_count` vertices that know every name."""
+    out = {}
+    if names is None:
+        return out
+    for path in sorted(SHIPPED_DIR.glob("joints_*.npz")):
+        regressor = JointRegressor.load(path)
+        if regressor.vertex_count == vertex_count and (sub := regressor.for_names(names)) is not None:
+            out[path.stem] = sub
+    return out
+
+
+def family_joint_regressor(rest_verts_list, joints_list, names=None) -> tuple["JointRegressor", dict]:
+    """The joint regressor of a family of identities, and how it was chosen
+    (docs/correctives.md#shipped-regressors): fitted on the identities, or a shipped one
+    for their topology and bone names (the MakeHuman body's, trained on thousands of
+    bodies) when it places the identities' own joints better than the fitted one places a
+    left-out identity's (with 2 identities: within SHIPPED_FIT %). info (floats):
+    joints_shipped 1/0, joints_leave_one_out_pct (3+ identities), joints_shipped_error_pct
+    (when a shipped one fits the topology and names)."""
+    own = fit_joint_regressor(rest_verts_list, joints_list)
+    if names is not None:
+        own.names = [str(n) for n in names]
+    info = {"joints_shipped": 0.0}
+    loo = leave_one_out_error(rest_verts_list, joints_list) if len(rest_verts_list) >= 3 else None
+    if loo is not None:
+        info["joints_leave_one_out_pct"] = loo
+    shipped = shipped_joint_regressors(own.vertex_count, names)
+    if not shipped:
+        return own, info
+    stem, best = min(shipped.items(), key=lambda kv: mean_error(kv[1], rest_verts_list, joints_list))
+    err = mean_error(best, rest_verts_list, joints_list)
+    info["joints_shipped_error_pct"] = err
+    if err <= (SHIPPED_FIT if loo is None else loo):
+        best.source = f"models/{stem}.npz"
+        info["joints_shipped"] = 1.0
+        return best, info
+    return own, info
 
 
 def leave_one_out_error(rest_verts_list, joints_list, **options) -> float:
