@@ -106,3 +106,27 @@ def test_loose_vertices_of_a_subdivided_mesh_are_weighted():
     assert info["subdivisions_undone"] == 1 and W.shape == (len(Vl), 2)
     assert np.allclose(W.sum(axis=1), 1.0)
     assert np.allclose(W[len(Vs):len(Vs) + 3], W[:3], atol=1e-9)
+
+
+def test_blenders_subdivide_on_a_triangle_mesh_is_undone():
+    """What a user does in Edit Mode (Subdivide, 1 cut) on a triangulated character."""
+    import bpy
+    import bmesh            # after bpy: bpy puts it on the path
+    V, F, *_ = sample()
+    mesh = bpy.data.meshes.new("subdivided")
+    try:
+        mesh.from_pydata([tuple(v) for v in V], [], [tuple(f) for f in F])
+        bm = bmesh.new()
+        bm.from_mesh(mesh)
+        bmesh.ops.subdivide_edges(bm, edges=bm.edges[:], cuts=1, use_grid_fill=True)
+        bm.to_mesh(mesh)
+        bm.free()
+        mesh.calc_loop_triangles()
+        Vs = np.array([v.co[:] for v in mesh.vertices], dtype=np.float64)
+        Fs = np.array([t.vertices[:] for t in mesh.loop_triangles], dtype=np.int64)
+    finally:
+        bpy.data.meshes.remove(mesh)
+    assert len(Fs) == 4 * len(F)
+    c = undo_midpoint_subdivision(Vs, Fs)
+    assert c is not None and c.levels == 1 and len(c.faces) == len(F)
+    assert as_rows(Vs[c.index]) == as_rows(V[np.unique(F)])
