@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .mesh import bbox_diagonal, boundary_half_edges, row_keys, triangle_edges, unique_edges
+from .mesh import bbox_diagonal, row_keys, triangle_edges, unique_edges
 
 TOLERANCE = 1e-7          # a midpoint's distance from its endpoints' mean, share of the diagonal
 MIN_COARSE_FACES = 4      # never undo below a tetrahedron
@@ -57,7 +57,7 @@ def _undo_once(V, F, tol):
     if len(F) % 4 or len(F) // 4 < MIN_COARSE_FACES or not _spot_check(V, F, tol):
         return None
     edges = _Edges(F, len(V))
-    label = _propagate(V, F, edges, tol)
+    label = _propagate(V, edges, tol)
     return None if label is None else _coarse_mesh(V, F, label, edges, tol)
 
 
@@ -69,9 +69,18 @@ def _spot_check(V, F, tol) -> bool:
     6 faces (3 on a boundary) cannot be a midpoint, so each neighbour x of such a vertex c
     is one, and a vertex sits at 2x - c, the other end of its coarse edge."""
     in_faces = np.bincount(F.reshape(-1), minlength=len(V))
-    for c in np.flatnonzero((in_faces != 6) & (in_faces != 3) & (in_faces > 0))[:SPOT_CHECKS]:
-        for x in np.unique(F[(F == c).any(axis=1)]):
-            if x != c and not (np.abs(V - (2.0 * V[x] - V[c])).max(axis=1) <= tol).any():
+    seeds = np.flatnonzero((in_faces != 6) & (in_faces != 3) & (in_faces > 0))[:SPOT_CHECKS]
+    if not len(seeds):
+        return True
+    by_x = np.argsort(V[:, 0], kind="stable")
+    xs = V[by_x, 0]
+    for c in seeds:
+        for x in np.unique(F[np.flatnonzero(F.reshape(-1) == c) // 3]):
+            if x == c:
+                continue
+            target = 2.0 * V[x] - V[c]
+            lo, hi = np.searchsorted(xs, target[0] - tol), np.searchsorted(xs, target[0] + tol, side="right")
+            if not (np.abs(V[by_x[lo:hi]] - target).max(axis=1) <= tol).any():
                 return False
     return True
 
@@ -86,6 +95,8 @@ class _Edges:
         lo, hi = he.min(axis=1), he.max(axis=1)
         key, inverse, uses = np.unique(lo * n + hi, return_inverse=True, return_counts=True)
         self.manifold = bool(uses.max(initial=0) <= 2)
+        self.on_boundary = np.zeros(n, bool)         # vertices of edges that one face uses
+        self.on_boundary[np.stack([key // n, key % n], axis=1)[uses == 1].reshape(-1)] = True
         self.src = np.stack([key // n, key % n], axis=1).reshape(-1)
         self.dst = self.src.reshape(-1, 2)[:, ::-1].reshape(-1)
         d = 2 * inverse.reshape(-1) + (he[:, 0] > he[:, 1])     # directed id of each half-edge
@@ -126,16 +137,14 @@ class _Edges:
 C, M = 1, 2
 
 
-def _propagate(V, F, edges: _Edges, tol):
+def _propagate(V, edges: _Edges, tol):
     """Per vertex C or M, or None when the mesh does not split so."""
     if not edges.manifold:
         return None
     n = len(V)
     valence = np.diff(edges.indptr)
-    on_boundary = np.zeros(n, bool)
-    on_boundary[triangle_edges(F)[boundary_half_edges(F)].reshape(-1)] = True
     label = np.zeros(n, np.int8)
-    frontier = np.flatnonzero(np.where(on_boundary, valence != 4, valence != 6) & (valence > 0))
+    frontier = np.flatnonzero(np.where(edges.on_boundary, valence != 4, valence != 6) & (valence > 0))
     while len(frontier):
         if (label[frontier] == M).any():
             return None
