@@ -603,13 +603,12 @@ def cmd_correctives(args) -> int:
     if len(bodies) == 1:
         model = correctives.fit_correctives(first["vertices"], first["faces"], first["joints"],
                                             first["parents"], first["weights"], first["rotations"],
-                                            first["posed"], max_keys=max_keys)
+                                            first["posed"], max_keys=max_keys, names=first["names"])
     else:
         model = correctives.fit_correctives(
             [b["vertices"] for b in bodies], first["faces"], [b["joints"] for b in bodies],
             first["parents"], first["weights"], [b["rotations"] for b in bodies],
             [b["posed"] for b in bodies], max_keys=max_keys, names=first["names"])
-    model.names = first["names"]
     model.save(args.out)
     for path, data in zip(args.inputs, bodies):
         label = f"{path.name}: " if len(bodies) > 1 else ""

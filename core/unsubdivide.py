@@ -94,11 +94,10 @@ class _Edges:
         he = triangle_edges(F).astype(np.int64)
         lo, hi = he.min(axis=1), he.max(axis=1)
         key, inverse, uses = np.unique(lo * n + hi, return_inverse=True, return_counts=True)
-        self.manifold = bool(uses.max(initial=0) <= 2)
+        ends = np.stack([key // n, key % n], axis=1)             # undirected edges (u, 2)
         self.on_boundary = np.zeros(n, bool)         # vertices of edges that one face uses
-        self.on_boundary[np.stack([key // n, key % n], axis=1)[uses == 1].reshape(-1)] = True
-        self.src = np.stack([key // n, key % n], axis=1).reshape(-1)
-        self.dst = self.src.reshape(-1, 2)[:, ::-1].reshape(-1)
+        self.on_boundary[ends[uses == 1].reshape(-1)] = True
+        self.src, self.dst = ends.reshape(-1), ends[:, ::-1].reshape(-1)
         d = 2 * inverse.reshape(-1) + (he[:, 0] > he[:, 1])     # directed id of each half-edge
         e0, e1, e2 = d.reshape(3, -1)                             # (a->b), (b->c), (c->a)
         # around a: a->b and a->c (= (c->a) reversed); around b: b->c and b->a; around c: c->a and c->b
@@ -106,7 +105,7 @@ class _Edges:
         second = np.concatenate([e2 ^ 1, e0, e0 ^ 1, e1, e1 ^ 1, e2])
         # two slots per edge (its two faces), filled without a sort: one write wins slot 0,
         # the other goes to slot 1; more than two faces: not a manifold ring
-        self.manifold &= bool(np.bincount(first, minlength=len(self.src)).max(initial=0) <= 2)
+        self.manifold = bool(np.bincount(first, minlength=len(self.src)).max(initial=0) <= 2)
         self.ring = np.full((len(self.src), 2), -1)
         self.ring[first, 0] = second
         later = self.ring[first, 0] != second

@@ -198,8 +198,8 @@ def fit(plan: LearnPlan, progress=None):
     else:
         model = correctives.fit_correctives(first["vertices"], first["faces"], first["joints"],
                                             first["parents"], first["weights"], plan.members[0].read,
-                                            plan.members[0].posed, progress=progress, **plan.options)
-    model.names = list(first["names"])
+                                            plan.members[0].posed, progress=progress,
+                                            names=list(first["names"]), **plan.options)
     pairs = [correctives.vertex_errors(model, ch["vertices"], ch["joints"], ch["weights"], m.read, m.posed)
              for m, ch in zip(plan.members, chars)]
     e_lbs, e_model = (np.concatenate([p[k] for p in pairs]) for k in (0, 1))

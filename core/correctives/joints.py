@@ -210,8 +210,9 @@ def family_joint_regressor(rest_verts_list, joints_list, names=None) -> tuple["J
     shipped = shipped_joint_regressors(own.vertex_count, names)
     if not shipped:
         return own, info
-    stem, best = min(shipped.items(), key=lambda kv: mean_error(kv[1], rest_verts_list, joints_list))
-    err = mean_error(best, rest_verts_list, joints_list)
+    errors = {stem: mean_error(reg, rest_verts_list, joints_list) for stem, reg in shipped.items()}
+    stem = min(errors, key=errors.get)
+    best, err = shipped[stem], errors[stem]
     info["joints_shipped_error_pct"] = err
     if err <= (SHIPPED_FIT if loo is None else loo):
         best.source = f"models/{stem}.npz"
@@ -228,8 +229,7 @@ def leave_one_out_error(rest_verts_list, joints_list, **options) -> float:
     for k in range(len(verts)):
         others = [i for i in range(len(verts)) if i != k]
         regressor = fit_joint_regressor(verts[others], joints[others], **options)
-        errors.append(np.linalg.norm(regressor.predict(verts[k]) - joints[k], axis=1).mean()
-                      / bbox_diagonal(verts[k]) * 100)
+        errors.append(mean_error(regressor, verts[k:k + 1], joints[k:k + 1]))
     return float(np.mean(errors))
 
 
