@@ -18,6 +18,10 @@ Output: a markdown table on stdout (also bench/results/skeleton.md) and one row 
 character and method in bench/results/skeleton.csv; with --save, the skeletons in
 bench/results/skeletons/<method>/<record>.npz.
 
+--subdivide N [--jitter J]: every mesh midpoint-subdivided N times first (moved off the
+exact subdivision by J of its size), to check that the joint count stays;
+--count-change BASE.csv NEW.csv compares the counts of two runs per source.
+
 --scaling: the MPFB body (mpfb_default_neutral, 13k vertices) midpoint-subdivided to
 ~53k and ~214k vertices; seconds and peak memory (the worker process's RSS high-water
 mark, a fresh process per run, Python + libraries included) per method.
@@ -36,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (DATA_DEFAULT, RESULTS, SOURCES, Worker, fmt, list_records,  # noqa: E402
-                    load_record, markdown_table, parents_tree_stats, source_of)
+                    load_record, markdown_table, parents_tree_stats, source_of, subdivided)
 from skeleton_methods import METHODS  # noqa: E402
 
 from bonesmith.core import metrics as M  # noqa: E402
@@ -67,6 +71,15 @@ def parse_args(argv=None):
     ap.add_argument("--scaling-levels", default="0,1,2",
                     help="midpoint subdivision levels (0 = the record as is)")
     ap.add_argument("--scaling-timeout", type=float, default=600.0)
+    ap.add_argument("--subdivide", type=int, default=0, metavar="N",
+                    help="midpoint-subdivide every mesh N times first (the artist's rig as it is): "
+                         "does the joint count stay? (compare with --count-change)")
+    ap.add_argument("--jitter", type=float, default=0.0,
+                    help="with --subdivide: move the new vertices by about this share of the size, "
+                         "so that the copy is no exact subdivision")
+    ap.add_argument("--count-change", nargs=2, metavar=("BASE_CSV", "CSV"),
+                    help="only compare the joint counts of two saved runs (e.g. plain and "
+                         "--subdivide 1): per source, the share within +-20 %%")
     ap.add_argument("--tables", nargs="+", metavar="CSV[:METHODS]",
                     help="only print the tables of saved runs (skeleton.csv files, optionally only "
                          "the comma-separated METHODS of a file); a method found in several files "
@@ -120,6 +133,12 @@ def _max(rows, key):
     return float(np.max(vals)) if vals else float("nan")
 
 
+def _ratio_counts(rows):
+    """How many characters got under 0.5x, over 2x and over 3x the artist's joints."""
+    ratio = np.array([float(r["joint_ratio"]) for r in rows])
+    return [int((ratio < 0.5).sum()), int((ratio > 2).sum()), int((ratio > 3).sum())]
+
+
 def summary_tables(rows, methods) -> str:
     by_rec = {}
     for r in rows:
@@ -129,7 +148,8 @@ def summary_tables(rows, methods) -> str:
     sets = [(s.rstrip("_"), lambda n, s=s: n.startswith(s)) for s in SOURCES]
     sets += [("all", lambda n: True), ("common", lambda n: n in common)]
     header = ["set", "method", "chars", "failed", "CD-J2J %", "CD-J2B %", "CD-B2B %",
-              "inside %", "joints", "× artist", "one tree %", "s mean", "s max"]
+              "inside %", "joints", "× artist", "< 0.5×", "> 2×", "> 3×", "one tree %",
+              "s mean", "s max"]
     out = []
     for label, keep in sets:
         recs = [n for n in by_rec if keep(n)]
@@ -138,14 +158,15 @@ def summary_tables(rows, methods) -> str:
         arts = [next(iter(by_rec[n].values())) for n in recs]
         out.append([label, "artist", len(recs), "–", "0", "0", "0",
                     fmt(_mean(arts, "artist_inside_pct"), 1), fmt(_mean(arts, "artist_joints"), 1),
-                    "1.00", fmt(100 * _mean(arts, "artist_one_tree"), 0), "–", "–"])
+                    "1.00", "–", "–", "–", fmt(100 * _mean(arts, "artist_one_tree"), 0), "–", "–"])
         for m in methods:
             mine = [by_rec[n][m] for n in recs if m in by_rec[n]]
             ok = [r for r in mine if r["status"] == "ok"]
             out.append([label, m, len(mine), len(mine) - len(ok),
                         fmt(_mean(ok, "cd_j2j"), 3), fmt(_mean(ok, "cd_j2b"), 3), fmt(_mean(ok, "cd_b2b"), 3),
                         fmt(_mean(ok, "inside_pct"), 1), fmt(_mean(ok, "n_joints"), 1),
-                        fmt(_mean(ok, "joint_ratio")), fmt(100 * _mean(ok, "one_tree"), 0),
+                        fmt(_mean(ok, "joint_ratio")), *_ratio_counts(ok),
+                        fmt(100 * _mean(ok, "one_tree"), 0),
                         fmt(_mean(ok, "seconds")), fmt(_max(ok, "seconds"))])
     note = (f"\nDistances in % of the rest mesh's bounding-box diagonal; means over the characters "
             f"each method did not fail on; `common` = the {len(common)} characters where every "
@@ -172,6 +193,10 @@ def run_characters(args) -> int:
         writer.writeheader()
         for i, path in enumerate(paths):
             rec = load_record(path)
+            if args.subdivide:
+                rec["verts"], rec["faces"], _ = subdivided(rec["verts"], rec["faces"],
+                                                          np.zeros((len(rec["verts"]), 0)),
+                                                          args.subdivide, args.jitter)
             V, F = rec["verts"], rec["faces"]
             diag = M.bbox_diagonal(V)
             art_inside = 100.0 * float(M.inside_mesh(rec["joints"], V, F).mean())
@@ -220,6 +245,28 @@ def run_characters(args) -> int:
     (args.out / "skeleton.md").write_text(text)
     print(text)
     print(f"per-character rows: {csv_path}", file=sys.stderr)
+    return 0
+
+
+def count_change(base_csv, csv_path) -> int:
+    """Joint counts of one run against another's (same records, same method), per source."""
+    def counts(path):
+        with open(path, newline="") as fh:
+            return {(r["record"], r["method"]): int(r["n_joints"])
+                    for r in csv.DictReader(fh) if r["status"] == "ok"}
+    base, new = counts(base_csv), counts(csv_path)
+    keys = sorted(set(base) & set(new))
+    out = []
+    for label, prefix in [(s.rstrip("_"), s) for s in SOURCES] + [("all", "")]:
+        mine = [k for k in keys if k[0].startswith(prefix)]
+        if not mine:
+            continue
+        change = np.array([new[k] / base[k] - 1 for k in mine])
+        worst = mine[int(np.abs(change).argmax())]
+        out.append([label, len(mine), fmt(100 * np.abs(change).mean(), 1),
+                    fmt(100 * float((np.abs(change) <= 0.2).mean()), 0),
+                    f"{worst[0]} {base[worst]} -> {new[worst]}"])
+    print(markdown_table(["set", "chars", "mean |change| %", "within +-20 % (%)", "largest change"], out))
     return 0
 
 
@@ -308,6 +355,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.tables:
         return tables_from_csv(args.tables)
+    if args.count_change:
+        return count_change(*args.count_change)
     return run_scaling(args) if args.scaling else run_characters(args)
 
 

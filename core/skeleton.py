@@ -83,6 +83,7 @@ DEFAULTS = dict(
     min_part=0.08,         # parts smaller than this (longest side = 1) get no bones
     min_branch=0.05,       # shortest branch a separate part may add
     spur_length=0.04,      # leaf branches shorter than this are collapse noise
+    head_span=0.17,        # a central end cluster (head) this small keeps one branch
     bone_length=0.10,      # target bone length at detail 1
     merge_length=0.025,    # internal bones shorter than this are merged
 )
@@ -173,7 +174,7 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric):
     """
     X, radius = rig.refine_nodes(V, Vc, nodes, members)
     parts = _parts(V, F, nodes, edges, members)
-    X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail)
+    X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         return (*rig.single_bone(V, parts.vertex_area), np.zeros(2, bool))
     pos, par, rad, socket = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
@@ -210,7 +211,7 @@ def _parts(V, F, nodes, edges, members):
     return _Parts(comp, rig.body_weights(comp_mass, solid), extent, owner, vertex_area)
 
 
-def _tree(X, radius, edges, members, parts, V, F, opt, detail):
+def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
     """One pruned tree out of the per-part graphs, and its root.
 
     Returns (X (k, 3) with the leaves extended, adj: the tree, root node).
@@ -227,7 +228,11 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail):
     X = rig.extend_leaves(X, adj, V, F)      # before pruning: a head is long once it reaches its top
     adj = rig.prune_spurs(X, adj, radius, opt["spur_length"] / detail)
     centroid = (parts.vertex_area[:, None] * V).sum(axis=0) / parts.vertex_area.sum()
-    return X, adj, rig.choose_root(X, adj, centroid)
+    root = rig.choose_root(X, adj, centroid)
+    if symmetric:     # a head is one chain, not a nose beside a crown
+        adj = rig.merge_end_clusters(X, adj, root, max_span=opt["head_span"] / detail,
+                                     centre=CENTRE_TOLERANCE)
+    return X, adj, root
 
 
 def _inside_body(V, F, owner, n_nodes):

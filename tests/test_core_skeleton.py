@@ -78,6 +78,35 @@ def test_sample_character_gives_a_usable_rig(character, rig):
     assert np.all(np.abs((rig.up * d).sum(1)) < 1e-6 * np.linalg.norm(d, axis=1) + 1e-9)
 
 
+def test_neck_and_head_are_one_chain_inside_the_neck_and_head(character, rig):
+    """No nose bone beside the crown: above the chest the rig is one chain, every bone
+    of it inside the mesh, ending at the top of the head (issue 12)."""
+    V, F, _ = character
+    neck = [k for k, n in enumerate(rig.names) if n.startswith("neck")]
+    assert neck and all(rig.names[k].startswith("neck_") for k in neck)     # no neck2_ branch
+    assert all(rig.parents[b] == a for a, b in zip(neck, neck[1:]))
+    samples = np.concatenate([rig.joints[neck] + t * (rig.tails[neck] - rig.joints[neck])
+                              for t in np.linspace(0.0, 1.0, 9)])
+    assert metrics.inside_mesh(samples, V, F).mean() >= 0.95
+    height = np.ptp(V[:, 2])
+    head = neck[-1]
+    assert rig.tails[head, 2] > V[:, 2].max() - 0.1 * height       # the crown, not the chin
+    assert np.all(np.diff(rig.joints[neck, 2]) > 0)                 # going up, not into the face
+
+
+def test_merge_end_clusters_keeps_the_branch_that_goes_on():
+    """A central junction whose branches are all short keeps the straightest one; the
+    same junction off the plane (a hand) keeps all of them."""
+    from bonesmith.core.rig import merge_end_clusters
+    for x, kept in [(0.0, {0, 1, 2, 3, 5}), (0.3, {0, 1, 2, 3, 4, 5})]:
+        X = np.array([[x, 0, 0.0], [x, 0, 0.2], [x, 0, 0.4], [x, 0, 0.5],    # neck up to a junction
+                      [x, -0.08, 0.52],                                        # nose
+                      [x, 0.01, 0.58]], dtype=float)                           # crown
+        adj = {0: {1}, 1: {0, 2}, 2: {1, 3}, 3: {2, 4, 5}, 4: {3}, 5: {3}}
+        out = merge_end_clusters(X, adj, 0, max_span=0.15, centre=0.02)
+        assert set(out) == kept
+
+
 def test_face_winding_does_not_change_the_rig(character, rig):
     """Half the faces flipped (game rips often come so) used to put the root in the head
     and name the legs tails: the winding is made consistent first."""

@@ -29,12 +29,12 @@ from .placement import center_in_sections, clearly_inside, push_inside
 from .refine import refine_nodes
 from .orientation import facing, upright_turn
 from .symmetry import MIRROR, is_mirror_symmetric, is_side_turn, mirror_pairs, mirror_tree, symmetry_turn
-from .tree import choose_root, extend_leaves, orient, prune_spurs, spanning_tree, walk_to_junction
+from .tree import choose_root, extend_leaves, merge_end_clusters, orient, prune_spurs, spanning_tree, walk_to_junction
 
 __all__ = [
     "MIRROR", "adjacency", "body_weights", "bone_names", "center_in_sections", "choose_root",
     "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "is_mirror_symmetric", "is_side_turn",
-    "join_parts", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
+    "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
     "prune_spurs", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
     "single_bone", "solid_parts", "spanning_tree", "symmetry_turn", "to_bones", "upright_turn",
     "walk_to_junction",

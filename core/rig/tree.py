@@ -130,6 +130,59 @@ def prune_spurs(X, adj, radius, min_length: float):
     return adj
 
 
+def merge_end_clusters(X, adj, root, *, max_span: float, centre: float):
+    """A head (or a tail fork) is one chain.
+
+    At a junction on the plane of symmetry (|x| <= centre) whose branches all end within
+    max_span of it (nose, top of the head, ears, crest; two tail lobes), only the branch
+    that goes on most straight from the chain leading in stays: the top of a biped's
+    head, not its nose. Hands are off the plane and keep their fingers. X: (k, 3) node
+    positions; adj: the tree, changed in place and returned. docs/auto_skeleton.md#tree
+    """
+    parent, order = orient(adj, root)
+    reach = dict.fromkeys(order, 0.0)
+    tip = {v: X[v] for v in order}              # the farthest end down each subtree
+    for v in reversed(order[1:]):
+        p = parent[v]
+        r = reach[v] + float(np.linalg.norm(X[v] - X[p]))
+        if r > reach[p]:
+            reach[p], tip[p] = r, tip[v]
+    for v in order:
+        if v not in adj or v == root or abs(X[v, 0]) > centre:
+            continue
+        kids = [c for c in adj[v] if c != parent[v]]
+        span = [reach[c] + float(np.linalg.norm(X[c] - X[v])) for c in kids]
+        if len(kids) < 2 or max(span) > max_span:
+            continue
+        back = _walk_back(X, parent, v, max_span)
+        incoming = X[v] - X[back]
+        ahead = [float((tip[c] - X[v]) @ incoming) / max(float(np.linalg.norm(tip[c] - X[v])), 1e-12)
+                 for c in kids]
+        keep = kids[int(np.argmax(ahead))]
+        for c in kids:
+            if c != keep:
+                _remove(adj, _subtree(adj, c, v))
+    return adj
+
+
+def _walk_back(X, parent, v, length):
+    """The node `length` up the tree from v (or the root), for the direction leading in."""
+    u = v
+    while parent[u] >= 0 and np.linalg.norm(X[v] - X[u]) < length:
+        u = parent[u]
+    return u
+
+
+def _subtree(adj, top, above):
+    """Nodes of the branch that starts at `top`, away from its neighbour `above`."""
+    out, stack = [], [(top, above)]
+    while stack:
+        v, p = stack.pop()
+        out.append(v)
+        stack.extend((u, v) for u in adj[v] if u != p)
+    return out
+
+
 def _remove(adj, nodes):
     """Delete nodes and their edges from adj."""
     for v in nodes:
