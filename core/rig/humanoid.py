@@ -42,7 +42,7 @@ HIP_FRACTION = 0.14        # ... else at this share (the artists' median)
 # 0.02-0.15 wide); the spine is spread evenly and the clavicle starts near the middle.
 LANDMARKS = (
     ("spine", "spine", 0.30), ("spine1", "spine", 0.60), ("spine2", "spine", 0.85),
-    ("neck", "head", 0.23), ("head", "head", 0.45),
+    ("neck", "head", 0.34), ("head", "head", 0.56),
     ("shoulder", "arm", 0.05), ("upper_arm", "arm", 0.21), ("forearm", "arm", 0.48),
     ("hand", "arm", 0.78),
     ("thigh", "leg", 0.02), ("shin", "leg", 0.37), ("foot", "leg", 0.80), ("toe", "leg", 0.93),
