@@ -5,8 +5,9 @@
 refine      refine_nodes: nodes moved back to the centre of their surface region.
 parts       join_parts: one graph for a multi-part mesh: small parts get no bones,
             parts overlapping the body are absorbed, the rest hang off the nearest node.
-tree        spanning_tree, extend_leaves, prune_spurs, choose_root: a tree whose
-            leaves reach the tips, without spurs, rooted near the centre of mass.
+tree        spanning_tree, extend_leaves, prune_spurs, choose_root, merge_end_clusters:
+            a tree whose leaves reach the tips, without spurs, rooted near the centre
+            of mass, with a head as one chain.
 chains      simplify_chains: chains between junctions resampled to a sensible joint count.
 symmetry    mirror_tree, mirror_pairs: a symmetric character gets a symmetric rig.
 placement   center_in_sections, push_inside: joints centred and inside the surface.

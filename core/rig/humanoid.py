@@ -39,7 +39,7 @@ HIP_FRACTION = 0.14        # ... else at this share (the artists' median)
 # chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" hip socket -> foot tip.
 # Limbs, neck and head: the median over the CC0 human rigs of ../shared/data
 # (bench/humanoid.py --calibrate: 64 limbs, 32 heads, 24 toes; interquartile ranges
-# 0.02-0.15 wide); the spine is spread evenly and the clavicle starts near the middle.
+# 0.02-0.19 wide); the spine is spread evenly and the clavicle starts near the middle.
 LANDMARKS = (
     ("spine", "spine", 0.30), ("spine1", "spine", 0.60), ("spine2", "spine", 0.85),
     ("neck", "head", 0.34), ("head", "head", 0.56),

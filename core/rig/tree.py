@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Tree: spanning tree of the joined graph, leaves pushed to the tips, spurs pruned, root chosen.
+"""Tree: spanning tree of the joined graph, leaves pushed to the tips, spurs pruned, root
+chosen, a head made one chain.
 
 Trees here are adjacency dicts (see graph.py); `orient` turns one into parent links.
 """
