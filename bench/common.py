@@ -60,15 +60,17 @@ def load_record(path) -> dict:
 def subdivided(V, F, W, levels: int, jitter: float = 0.0):
     """(V, F, W) midpoint-subdivided `levels` times, the weights (V, J) interpolated onto
     the midpoints: the same character at about 4**levels the vertices, with its artist's
-    weights as the reference. jitter > 0: the new vertices then moved at random (seeded)
-    by about that share of the size, so that the mesh is no exact subdivision (Auto Skin
-    would weight the original under one: docs/auto_skin.md#subdivided-meshes)."""
+    weights as the reference (W None: the mesh only). jitter > 0: the new vertices then
+    moved at random (seeded) by about that share of the size, so that the mesh is no exact
+    subdivision (Auto Skin would weight the original under one:
+    docs/auto_skin.md#subdivided-meshes)."""
     from bonesmith.core.mesh import subdivide_midpoint, unique_edges
     n0 = len(V)
     for _ in range(levels):
         e = unique_edges(F)            # subdivide_midpoint's order of the new vertices
         V, F = subdivide_midpoint(V, F)
-        W = np.vstack([W, 0.5 * (W[e[:, 0]] + W[e[:, 1]])])
+        if W is not None:
+            W = np.vstack([W, 0.5 * (W[e[:, 0]] + W[e[:, 1]])])
     if jitter > 0 and len(V) > n0:
         V = V.copy()
         V[n0:] += np.random.default_rng(0).normal(scale=jitter * np.ptp(V, axis=0).max(), size=(len(V) - n0, 3))

@@ -194,8 +194,7 @@ def run_characters(args) -> int:
         for i, path in enumerate(paths):
             rec = load_record(path)
             if args.subdivide:
-                rec["verts"], rec["faces"], _ = subdivided(rec["verts"], rec["faces"],
-                                                          np.zeros((len(rec["verts"]), 0)),
+                rec["verts"], rec["faces"], _ = subdivided(rec["verts"], rec["faces"], None,
                                                           args.subdivide, args.jitter)
             V, F = rec["verts"], rec["faces"]
             diag = M.bbox_diagonal(V)

@@ -200,24 +200,22 @@ def family_joint_regressor(rest_verts_list, joints_list, names=None) -> tuple["J
     left-out identity's (with 2 identities: within SHIPPED_FIT %). info (floats):
     joints_shipped 1/0, joints_leave_one_out_pct (3+ identities), joints_shipped_error_pct
     (when a shipped one fits the topology and names)."""
-    own = fit_joint_regressor(rest_verts_list, joints_list)
-    if names is not None:
-        own.names = [str(n) for n in names]
     info = {"joints_shipped": 0.0}
     loo = leave_one_out_error(rest_verts_list, joints_list) if len(rest_verts_list) >= 3 else None
     if loo is not None:
         info["joints_leave_one_out_pct"] = loo
-    shipped = shipped_joint_regressors(own.vertex_count, names)
-    if not shipped:
-        return own, info
-    errors = {stem: mean_error(reg, rest_verts_list, joints_list) for stem, reg in shipped.items()}
-    stem = min(errors, key=errors.get)
-    best, err = shipped[stem], errors[stem]
-    info["joints_shipped_error_pct"] = err
-    if err <= (SHIPPED_FIT if loo is None else loo):
-        best.source = f"models/{stem}.npz"
-        info["joints_shipped"] = 1.0
-        return best, info
+    shipped = shipped_joint_regressors(len(rest_verts_list[0]), names)
+    if shipped:
+        errors = {stem: mean_error(reg, rest_verts_list, joints_list) for stem, reg in shipped.items()}
+        stem = min(errors, key=errors.get)
+        info["joints_shipped_error_pct"] = errors[stem]
+        if errors[stem] <= (SHIPPED_FIT if loo is None else loo):
+            shipped[stem].source = f"models/{stem}.npz"
+            info["joints_shipped"] = 1.0
+            return shipped[stem], info
+    own = fit_joint_regressor(rest_verts_list, joints_list)      # only when no shipped one is better
+    if names is not None:
+        own.names = [str(n) for n in names]
     return own, info
 
 
