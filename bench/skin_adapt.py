@@ -3,7 +3,8 @@
 style it never saw, test on that studio's other families.
 
     .venv/bin/python bench/skin_adapt.py [--source zad_] [--k 3,6,10] [--draws 3]
-        [--epochs 200] [--jobs 2] [--tag skin_adapt]
+        [--epochs 200] [--jobs 2] [--within FAMILY | --leave-out FAMILY]
+        [--tag NAME]
 
 The studio is 0 A.D. (`zad_`, CC-BY-SA-3.0: it is only evaluated and fine-tuned on here,
 never in a shipped model). For each k and draw d: k families are drawn with seed d, one
@@ -15,6 +16,12 @@ defaults (init = the shipped model, cross-validated epoch count), exactly what
 bench/results/cache/blender: run bench/skin.py --only zad_ --methods blender first),
 the heat prior, the default model, the fine-tuned model. Features are cached in
 bench/results/skin_features/.
+
+`--within FAMILY` measures the other case a studio has: variants of one body (0 A.D.'s
+35 `zad_biped` outfits share one base mesh). k characters of that family are drawn with
+seed d and its other members are tested. `--leave-out FAMILY` trains once on every
+character of the other families and tests that family: how much of a studio's style
+carries across its families when all of them teach.
 
 Output: bench/results/<tag>.md and <tag>.csv.
 """
@@ -52,7 +59,11 @@ def parse_args(argv=None):
     ap.add_argument("--lr", type=float, default=None)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument("--tag", default="skin_adapt")
+    ap.add_argument("--within", default=None, metavar="FAMILY",
+                    help="variants of one family instead: train on k of its characters, test on its others")
+    ap.add_argument("--leave-out", default=None, metavar="FAMILY",
+                    help="train on every character of the other families (once), test on FAMILY")
+    ap.add_argument("--tag", default=None, help="output name (default skin_adapt, or skin_adapt_<family>)")
     return ap.parse_args(argv)
 
 
@@ -66,9 +77,20 @@ def characters(args) -> list:
     return out
 
 
-def draw(chars, k: int, d: int):
-    """(training characters: one of each of k families drawn with seed d, test characters)."""
+def draw(chars, k: int, d: int, within: str | None = None, leave_out: str | None = None):
+    """(training characters: one of each of k families drawn with seed d, test characters).
+    `within`: k characters of that family drawn with seed d; the test is its other members.
+    `leave_out`: every character of the other families; the test is that family."""
+    if leave_out:
+        return [c for c in chars if c["family"] != leave_out], [c for c in chars if c["family"] == leave_out]
     rng = np.random.default_rng([d, k])
+    if within:
+        members = [c for c in chars if c["family"] == within]
+        if len(members) <= k:
+            raise SystemExit(f"{within} has {len(members)} characters; k = {k} leaves none to test")
+        picked = set(rng.choice(len(members), size=k, replace=False).tolist())
+        return ([c for i, c in enumerate(members) if i in picked],
+                [c for i, c in enumerate(members) if i not in picked])
     families = sorted({c["family"] for c in chars})
     chosen = sorted(rng.choice(families, size=k, replace=False).tolist())
     train = []
@@ -116,8 +138,13 @@ def evaluate(job):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    family = args.within or args.leave_out
+    args.tag = args.tag or (f"skin_adapt_{'within' if args.within else 'without'}_{family}" if family
+                            else "skin_adapt")
     chars = characters(args)
     ks = [int(k) for k in args.k.split(",")]
+    if args.leave_out:                    # one run: k = every character of the other families
+        ks, args.draws = [sum(c["family"] != args.leave_out for c in chars)], 1
     print(f"{len(chars)} {args.source} characters, {len({c['family'] for c in chars})} families; "
           f"k = {ks}, {args.draws} draws", flush=True)
     # features of every character once (the cache makes the runs below cheap)
@@ -129,7 +156,7 @@ def main(argv=None) -> int:
         jobs, tests = [], {}
         for k in ks:
             for d in range(args.draws):
-                train, test = draw(chars, k, d)
+                train, test = draw(chars, k, d, args.within, args.leave_out)
                 tests[(k, d)] = [c["name"] for c in test]
                 jobs.append((k, d, train, args, workdir))
         runs = {}
@@ -177,8 +204,11 @@ def write(args, rows, ks):
         default = np.mean([r["l1"] for r in rows if r["k"] == k and r["method"] == "default model"])
         tuned = np.mean([r["l1"] for r in rows if r["k"] == k and r["method"] == "fine-tuned"])
         table.append([k, "**fine-tuned / default L1**", "", f"**{tuned / default:.3f}**", "", "", "", "", "", ""])
+    what = (f"variants of {args.within}: trained on k of them, tested on the others" if args.within
+            else f"{args.leave_out}, trained on every other family" if args.leave_out
+            else "families not trained on")
     text = (f"# Auto Skin fine-tuned on a new studio ({args.source}, {args.draws} draws per k)\n\n"
-            "Mean over draws of the mean over test characters (families not trained on).\n\n"
+            f"Mean over draws of the mean over test characters ({what}).\n\n"
             + markdown_table(["k", "method", "test chars", "L1", "precision", "recall", "deform mean %",
                               "deform max %", "unweighted verts", "train s"], table))
     (args.out / f"{args.tag}.md").write_text(text + "\n")
