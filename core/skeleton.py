@@ -86,6 +86,7 @@ DEFAULTS = dict(
     head_span=0.17,        # a central end cluster (head) this small keeps one branch
     bone_length=0.10,      # target bone length at detail 1
     merge_length=0.025,    # internal bones shorter than this are merged
+    limb_landmarks=True,   # a humanoid's generic rig bends at its elbows, knees ... (rig.humanoid.snap_limbs)
 )
 
 
@@ -153,6 +154,10 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if human is not None and naming != "bonesmith":
         heads, tails, parents, roles = rig.humanoid.standard_bones(human, heels=naming == "rigify")
         names = rig.presets.names(roles, naming)
+    elif human is not None and opt["limb_landmarks"]:
+        diagonal = float(np.linalg.norm(np.ptp(mesh.vertices @ upright.T, axis=0)))
+        heads, tails, parents = rig.humanoid.snap_limbs(heads, tails, parents, human, diagonal)
+        names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
     timings["rig"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     report(1.0, "Done")

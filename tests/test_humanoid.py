@@ -121,3 +121,87 @@ def test_preset_tables_cover_every_role():
         assert len(set(out)) == len(roles)
     assert presets.names(["forearm.R"], "mixamo") == ["mixamorig:RightForeArm"]
     assert presets.rigify_type("upper_arm.L") == "limbs.arm" and presets.rigify_type("forearm.L") == ""
+
+
+# the artist's joints of the CC0 sample at the limb landmarks (shoulder and hip sockets,
+# elbows, wrists, knees, ankles)
+LIMB_JOINTS = [f"{part}.{side}" for side in "LR"
+               for part in ("UpperArm", "LowerArm", "Palm", "UpperLeg", "LowerLeg", "Foot")]
+
+
+def test_the_generic_rig_of_a_humanoid_bends_at_its_elbows_and_knees(sample):
+    """A humanoid's generic rig has a joint at each limb landmark, not a chain resampled
+    evenly past it: the sample's elbows and wrists were 2.7-3.8 % of the size from any
+    joint (mean over the 12 landmarks 2.4 %, 37 joints); the joints in between go."""
+    size = np.linalg.norm(np.ptp(sample["verts"], axis=0))
+    artist = {str(n): j for n, j in zip(sample["joint_names"], sample["joints"])}
+    sk = extract_skeleton(sample["verts"], sample["faces"])
+    assert sk.info["humanoid"] and "roles" not in sk.info
+    gaps = [np.linalg.norm(sk.joints - artist[n], axis=1).min() / size for n in LIMB_JOINTS]
+    assert np.mean(gaps) < 0.016 and max(gaps) < 0.025, np.round(gaps, 3)
+    assert len(sk.names) <= 1.2 * len(sample["joints"])
+    plain = extract_skeleton(sample["verts"], sample["faces"], limb_landmarks=False)
+    assert len(plain.names) > len(sk.names)
+
+
+def test_snap_limbs_moves_one_joint_per_landmark_and_drops_the_ones_between():
+    from bonesmith.core.rig import humanoid
+    # a straight arm along +x from the chest (0, 0, 1), resampled into 8 even bones
+    line = lambda a, b, n=9: np.linspace(a, b, n)  # noqa: E731
+    chest, hand_tip = np.array([0.0, 0, 1]), np.array([0.8, 0, 1])
+    paths = {"spine": line([0, 0, 0.5], chest), "head": line(chest, [0, 0, 1.3]),
+             "arm.L": line(chest, hand_tip), "arm.R": line(chest, hand_tip * [-1, 1, 1]),
+             "leg.L": line([0.1, 0, 0.5], [0.1, 0, 0]), "leg.R": line([-0.1, 0, 0.5], [-0.1, 0, 0])}
+    human = humanoid.Humanoid(paths)
+    arm = paths["arm.L"]
+    heads = np.vstack([chest - [0, 0, 0.5], arm[:-1]])            # root (pelvis), then the arm's joints
+    tails = np.vstack([chest, arm[1:]])
+    parents = np.arange(-1, len(heads) - 1)
+    H, T, P = humanoid.snap_limbs(heads, tails, parents, human, diagonal=1.0)
+    landmarks = humanoid.standard_joints(human)
+    for role in ("upper_arm.L", "forearm.L", "hand.L"):
+        assert np.linalg.norm(H - landmarks[role], axis=1).min() < 1e-12, role
+    # pelvis, chest, clavicle, shoulder socket, elbow, wrist, hand: the joints at 0.3 and 0.5
+    # between the socket, the elbow and the wrist went
+    np.testing.assert_allclose(H[:, 0], [0, 0, 0.1, 0.168, 0.384, 0.624, 0.7])
+    assert list(P) == [-1, 0, 1, 2, 3, 4, 5]
+    np.testing.assert_allclose(T[:-1], H[1:])                     # one connected chain
+    np.testing.assert_allclose(T[-1], tails[-1])                  # the hand still ends at the tip
+
+
+def robed_rig(pelvis_z: float):
+    """A generic rig (heads, tails, parents, outline points) of a humanoid 1.8 tall whose
+    legs branch at `pelvis_z` (from the short root bone's tail): at 0.3 a robe's hem (the
+    legs hidden under it), at 0.9 a body's pelvis."""
+    sides = (1.0, -1.0)
+    heads = [(0, 0, pelvis_z - 0.03), (0, 0, pelvis_z), (0, 0, 1.15), (0, 0, 1.3), (0, 0, 1.5), (0, 0, 1.62)]
+    parents = [-1, 0, 1, 2, 3, 4]
+    for s in sides:                                          # arms from the chest
+        heads += [(0.15 * s, 0, 1.35), (0.45 * s, 0, 1.35), (0.7 * s, 0, 1.35)]
+        parents += [3, len(heads) - 3, len(heads) - 2]
+    for s in sides:                                          # legs from the pelvis
+        heads += [(0.1 * s, 0, min(0.2, pelvis_z - 0.1)), (0.1 * s, 0, 0.05)]
+        parents += [0, len(heads) - 2]
+    heads, parents = np.array(heads, dtype=float), np.array(parents)
+    ends = {5: (0, 0, 1.8), 8: (0.85, 0, 1.35), 11: (-0.85, 0, 1.35), 13: (0.1, -0.1, 0), 15: (-0.1, -0.1, 0)}
+    tails = np.array([ends.get(j, heads[np.flatnonzero(parents == j)[0]] if (parents == j).any() else heads[j])
+                      for j in range(len(heads))], dtype=float)
+    outline = np.array([(0.85, 0.1, 1.35), (-0.85, -0.1, 1.35), (0, 0, 1.8), (0.2, -0.1, 0), (-0.2, 0.1, 0)])
+    return heads, tails, parents, outline
+
+
+def test_legs_hidden_under_a_robe_get_their_hips_at_the_waist():
+    """A robe's legs branch at its hem: the pelvis was put there, a sixth of the height
+    above the floor, and the thighs below the knees. The hips now go up the spine."""
+    from bonesmith.core.rig import humanoid
+    human = humanoid.recognise(*robed_rig(0.3), symmetric=True)
+    assert human.hidden_legs           # snap_limbs leaves such legs' joints where they are
+    joints = humanoid.standard_joints(human)
+    assert joints["hips"][2] == pytest.approx(humanoid.HIDDEN_HIP * 1.8)
+    for side, s in ((".L", 1.0), (".R", -1.0)):
+        assert joints["thigh" + side][0] == pytest.approx(0.1 * s, abs=1e-9)
+        assert 0.8 < joints["thigh" + side][2] < 0.85
+        assert 0.3 < joints["shin" + side][2] < 0.6                  # the knee halfway down
+    body = humanoid.recognise(*robed_rig(0.9), symmetric=True)
+    assert humanoid.standard_joints(body)["hips"][2] == pytest.approx(0.9)    # a visible pelvis stays
+    assert not body.hidden_legs

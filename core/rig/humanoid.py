@@ -34,6 +34,8 @@ UPRIGHT = 0.6              # pelvis -> chest points up at least this much (cosin
 DOWN = 0.7                 # a leg segment pointing down at least this much (cosine) is below the hip
 HIP_SEARCH = 0.35          # the hip socket is within this share of the pelvis -> foot path
 HIP_FRACTION = 0.14        # ... else at this share (the artists' median)
+ROBE_PELVIS = 0.2          # a pelvis this low (share of the height) is a robe's hem: the legs are hidden
+HIDDEN_HIP = 0.47          # ... and the hips go up to this share of the height (the CC0 artists' median)
 
 # Standard joints: (role, path, fraction of the path's length). Paths: "spine" pelvis ->
 # chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" hip socket -> foot tip.
@@ -54,12 +56,20 @@ PARENTS = {
     "thigh": "hips", "shin": "thigh", "foot": "shin", "toe": "foot",
 }
 SIDED = {"shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe"}
+# The generic rig of a humanoid gets a joint at these landmarks (snap_limbs): shoulder and
+# hip sockets, elbows, wrists, knees, ankles; a joint farther than SNAP_REACH x the diagonal
+# from one is left where it is.
+SNAP_ROLES = ("upper_arm", "forearm", "hand", "thigh", "shin", "foot")
+SNAP_REACH = 0.08
+SIDE_SHARE = 0.5           # a joint moved to a landmark lies at least this share of its distance from x = 0
+PATHS = {role: path for role, path, _ in LANDMARKS}
 
 
 @dataclass
 class Humanoid:
     """The paths of a recognised humanoid, (k, 3) polylines in the upright frame."""
     paths: dict          # "spine", "head", "arm.L", "arm.R", "leg.L", "leg.R"
+    hidden_legs: bool = False   # under a robe: the hips were placed by proportion (_lift_hidden_hips)
 
 
 def recognise(heads, tails, parents, vertices, symmetric: bool = False) -> Humanoid | None:
@@ -106,7 +116,27 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False) -> Human
              "arm.L": _polyline(pred, points, chest, hand_l), "arm.R": _polyline(pred, points, chest, hand_r),
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
-    return Humanoid(_symmetric(paths) if symmetric else paths)
+    lifted = _lift_hidden_hips(paths, floor, height)
+    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths)
+
+
+def _lift_hidden_hips(paths: dict, floor: float, height: float) -> dict:
+    """A robe or a long dress hides the legs: the generic tree's legs branch at its hem,
+    and the pelvis found there lies near the floor (below ROBE_PELVIS of the height).
+    The pelvis then goes up the spine path to HIDDEN_HIP of the height, and each leg path
+    starts at that height above where the leg leaves the hem."""
+    spine = paths["spine"]
+    hip_z = floor + HIDDEN_HIP * height
+    if spine[0, 2] >= floor + ROBE_PELVIS * height or spine[-1, 2] <= hip_z:
+        return paths
+    k = int(np.argmax(spine[:, 2] >= hip_z))            # the first spine point at or above it
+    a, b = spine[k - 1], spine[k]
+    pelvis = a + (hip_z - a[2]) / max(b[2] - a[2], 1e-12) * (b - a)
+    out = dict(paths, spine=np.vstack([pelvis, spine[k:]]))
+    for side in (".L", ".R"):
+        leg = paths["leg" + side]
+        out["leg" + side] = np.vstack([[leg[0, 0], pelvis[1], hip_z], leg])
+    return out
 
 
 def _symmetric(paths: dict) -> dict:
@@ -175,6 +205,74 @@ def standard_bones(humanoid: Humanoid, heels: bool = False):
     if heels:
         heads, tails, parents, roles = _with_heels(heads, tails, parents, roles)
     return heads, tails, parents, roles
+
+
+def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
+    """The generic rig of a recognised humanoid bent where a human bends
+    (docs/auto_skeleton.md#limb-landmarks): for each limb landmark of SNAP_ROLES, the
+    nearest joint on the limb's chain (the tree path from the root to the joint nearest
+    the limb's tip), on the landmark's side at least SIDE_SHARE of its distance from the
+    plane x = 0, not the root and not moved already, moves onto it if it is within SNAP_REACH x `diagonal`; then a chain's
+    single-child joints between two moved joints are dropped (the bone above reaches to
+    the joint below). Legs hidden under a robe keep their joints. Returns (heads, tails,
+    parents)."""
+    H, T, P = (np.array(heads, dtype=np.float64), np.array(tails, dtype=np.float64),
+               np.asarray(parents, dtype=np.int64))
+    landmarks = standard_joints(humanoid)
+    moved = []
+    for role in SNAP_ROLES:
+        if humanoid.hidden_legs and PATHS[role] == "leg":
+            continue                     # a robe's legs: the hips and knees are guesses
+        for side in (".L", ".R"):
+            target = landmarks[role + side]
+            tip = landmarks[("hand_tip" if PATHS[role] == "arm" else "toe_tip") + side]
+            d = np.full(len(P), np.inf)
+            chain = _ancestors(P, int(np.argmin(np.linalg.norm(H - tip, axis=1))))
+            d[chain] = np.linalg.norm(H[chain] - target, axis=1)
+            # not the root, not the spine or a neck the limb hangs from, not the other side
+            d[(P < 0) | (H[:, 0] * np.sign(target[0]) < SIDE_SHARE * abs(target[0]))] = np.inf
+            d[moved] = np.inf
+            j = int(np.argmin(d))
+            if d[j] > SNAP_REACH * diagonal:
+                continue
+            T[np.linalg.norm(T - H[j], axis=1) < 1e-9 * diagonal] = target    # bones ending at it follow
+            H[j] = target
+            moved.append(j)
+    return _drop_between(H, T, P, set(moved))
+
+
+def _ancestors(parents, j: int) -> list:
+    """j and its ancestors up to the root."""
+    out = []
+    while j >= 0:
+        out.append(j)
+        j = int(parents[j])
+    return out
+
+
+def _drop_between(H, T, P, moved: set):
+    children = np.bincount(P[P >= 0], minlength=len(P))
+    drop = set()
+    for j in moved:
+        path, u = [], P[j]
+        while u >= 0 and u not in moved and children[u] == 1 and P[u] >= 0:
+            path.append(u)
+            u = P[u]
+        if u in moved and path:
+            drop.update(path)
+    if not drop:
+        return H, T, P
+    keep = np.array([j not in drop for j in range(len(P))])
+    up = P.copy()
+    for j in range(len(P)):                     # a kept joint's parent: its nearest kept ancestor
+        while up[j] >= 0 and up[j] in drop:
+            up[j] = P[up[j]]
+    for j in np.flatnonzero(keep):              # a bone whose only child went reaches its grandchild
+        kids = np.flatnonzero((up == j) & keep)
+        if len(kids) == 1 and P[kids[0]] != j:
+            T[j] = H[kids[0]]
+    index = np.cumsum(keep) - 1
+    return H[keep], T[keep], np.where(up[keep] >= 0, index[np.maximum(up[keep], 0)], -1)
 
 
 def _with_heels(heads, tails, parents, roles):
