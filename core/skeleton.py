@@ -157,7 +157,9 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     elif human is not None and opt["limb_landmarks"]:
         diagonal = float(np.linalg.norm(np.ptp(mesh.vertices @ upright.T, axis=0)))
         heads, tails, parents = rig.humanoid.snap_limbs(heads, tails, parents, human, diagonal)
-        names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
+    if human is not None and not roles:          # arms and legs named by limb, not by direction
+        limbs = rig.humanoid.limb_bones(heads, parents, human, SIDE_TOLERANCE)
+        names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE, limbs=limbs)
     timings["rig"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     report(1.0, "Done")

@@ -205,3 +205,30 @@ def test_legs_hidden_under_a_robe_get_their_hips_at_the_waist():
     body = humanoid.recognise(*robed_rig(0.9), symmetric=True)
     assert humanoid.standard_joints(body)["hips"][2] == pytest.approx(0.9)    # a visible pelvis stays
     assert not body.hidden_legs
+
+
+def a_posed(sample, degrees: float = 50.0):
+    """The sample with its arms turned down by `degrees` about the shoulder sockets
+    (vertices beyond the socket turn; the armpit faces stretch)."""
+    V = sample["verts"].astype(np.float64).copy()
+    artist = {str(n): j for n, j in zip(sample["joint_names"], sample["joints"])}
+    for side, sign in (("L", 1.0), ("R", -1.0)):
+        socket = artist["UpperArm." + side]
+        arm = V[:, 0] * sign > abs(socket[0])
+        c, s = np.cos(np.radians(degrees)), np.sin(np.radians(degrees)) * sign
+        turn = np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])          # about y: +x goes down
+        V[arm] = (V[arm] - socket) @ turn.T + socket
+    return V
+
+
+def test_a_posed_arms_are_named_arms(sample):
+    """Arms hanging 50 degrees down pointed more down than sideways and were named legs
+    (`leg2_01.L` ...). A humanoid's chains are now named by the limb they belong to."""
+    V = a_posed(sample)
+    sk = extract_skeleton(V, sample["faces"])
+    assert sk.info["humanoid"]
+    hips = V[:, 2].min() + 0.55 * np.ptp(V[:, 2])
+    high_legs = [n for n, j in zip(sk.names, sk.joints) if n.startswith("leg") and j[2] > hips]
+    assert not high_legs
+    hands = [n for n, j in zip(sk.names, sk.joints) if abs(j[0]) > 1.0]    # beyond the turned elbows
+    assert hands and all(n.startswith("arm") for n in hands), hands

@@ -241,6 +241,33 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     return _drop_between(H, T, P, set(moved))
 
 
+def limb_bones(heads, parents, humanoid: Humanoid, side_tolerance: float) -> dict:
+    """bone -> "arm" or "leg" for every bone of a humanoid's generic rig that belongs to a
+    limb: going up from the joint nearest the hand (toe) tip towards the root, the joints
+    off the plane x = 0 (beyond `side_tolerance`) until the first one on it, with
+    everything hanging from them (fingers, toes). Naming uses it (naming.bone_names)."""
+    H, P = np.asarray(heads, dtype=np.float64), np.asarray(parents, dtype=np.int64)
+    landmarks = standard_joints(humanoid)
+    children = [[] for _ in range(len(P))]
+    for j, p in enumerate(P):
+        if p >= 0:
+            children[p].append(j)
+    out = {}
+    for limb, tip in (("arm", "hand_tip"), ("leg", "toe_tip")):
+        for side in (".L", ".R"):
+            start = None                    # the limb's first joint: up from the tip while off the plane
+            for j in _ancestors(P, int(np.argmin(np.linalg.norm(H - landmarks[tip + side], axis=1)))):
+                if abs(H[j, 0]) <= side_tolerance or P[j] < 0:
+                    break
+                start = j
+            stack = [start] if start is not None else []
+            while stack:
+                j = stack.pop()
+                out.setdefault(j, limb)
+                stack.extend(children[j])
+    return out
+
+
 def _ancestors(parents, j: int) -> list:
     """j and its ancestors up to the root."""
     out = []

@@ -22,11 +22,13 @@ SIDE_TOLERANCE = 0.02
 ORDER_DECIMALS = 3
 
 
-def bone_names(heads, tails, parents, side_tolerance: float):
+def bone_names(heads, tails, parents, side_tolerance: float, limbs: dict | None = None):
     """Readable, mirror-friendly names: root, spine_01, neck_01, tail_01, arm_01.L, leg_02.R ...
 
     Chains (runs of single-child bones) get a label from their direction and where
-    they start, and a side suffix from their position relative to the x = 0 plane.
+    they start, and a side suffix from their position relative to the x = 0 plane;
+    `limbs` (bone -> "arm" or "leg", humanoid.limb_bones) labels a humanoid's side chains
+    by the limb they belong to instead (an arm hanging in A-pose is no leg).
     Right-side chains take the name of their mirror image on the left, so that
     Blender's mirror tools pair them.
 
@@ -47,7 +49,7 @@ def bone_names(heads, tails, parents, side_tolerance: float):
     names[int(np.flatnonzero(np.asarray(parents) < 0)[0])] = "root"
     key = _chain_order(heads, parents)
     groups = defaultdict(list)
-    for chain, label in labelled_chains(heads, tails, parents, side_tolerance):
+    for chain, label in labelled_chains(heads, tails, parents, side_tolerance, limbs):
         groups[label].append(chain)
     for (label, side), group in groups.items():
         if side != ".R":
@@ -62,14 +64,14 @@ def bone_names(heads, tails, parents, side_tolerance: float):
     return _unique(names)
 
 
-def labelled_chains(heads, tails, parents, side_tolerance: float):
+def labelled_chains(heads, tails, parents, side_tolerance: float, limbs: dict | None = None):
     """Every chain (a run of single-child bones, as a list of bone indices) with its
     (label, side suffix) as bone_names gives it: [(chain, ("leg", ".L")), ...]."""
     children = defaultdict(list)
     for b in range(len(parents)):
         children[parents[b]].append(b)
     roots = children[-1]
-    return [(chain, _chain_label(heads, tails, parents, roots, chain, side_tolerance))
+    return [(chain, _chain_label(heads, tails, parents, roots, chain, side_tolerance, limbs or {}))
             for chain in _bone_chains(children, parents, roots)]
 
 
@@ -125,13 +127,15 @@ def _name_right(names, heads, tails, group, left_group, label, key):
         _assign(names, chain, base, ".R")
 
 
-def _chain_label(heads, tails, parents, roots, chain, side_tolerance):
-    """(label, side suffix) of a chain from its direction and where it starts."""
+def _chain_label(heads, tails, parents, roots, chain, side_tolerance, limbs):
+    """(label, side suffix) of a chain from its limb, or its direction and where it starts."""
     a, b = heads[chain[0]], tails[chain[-1]]
     mid_x = np.mean([(heads[c][0] + tails[c][0]) / 2 for c in chain])
     side = ".L" if mid_x > side_tolerance else ".R" if mid_x < -side_tolerance else ""
     d = b - a
     n = np.linalg.norm(d) + 1e-12
+    if side and chain[0] in limbs:
+        return limbs[chain[0]], side
     if side:
         return ("leg" if d[2] < -LEG_DOWN_Z * n else "arm"), side
     ahead = d[2] > AHEAD_FRACTION * n or d[1] < -AHEAD_FRACTION * n      # up, or forward (-Y) for animals
