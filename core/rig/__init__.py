@@ -14,7 +14,8 @@ placement   center_in_sections, push_inside: joints centred and inside the surfa
 bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
 naming      bone_names: readable, mirror-friendly names.
 orientation upright_turn: up and front found from the limbs (lying, facing +Y ...).
-humanoid    recognise, standard_bones: two legs, two arms, a head -> the standard skeleton.
+humanoid    recognise, standard_bones: two legs, two arms, a head -> the standard skeleton;
+            snap_limbs, limb_bones: the generic rig's limb joints and limb names.
 presets     names: Mixamo / Unreal / Unity / Rigify names of the standard roles.
 graph       adjacency sets, edge lists, connected components (shared helpers).
 Every length here is in the normalised frame (longest bounding-box side = 1).

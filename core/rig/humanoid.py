@@ -12,6 +12,9 @@ The standard joints are placed along the paths pelvis -> foot, chest -> hand, pe
 chest and chest -> head tip at fractions of their length (LANDMARKS; the proportions of
 the CC0 human rigs of the benchmark data, bench/humanoid.py), so the arm hangs from the
 shoulder in A-pose as in T-pose whatever the hands touch.
+
+With generic names the humanoid keeps its generic rig, bent at the limb landmarks
+(snap_limbs), and its side chains are named by limb (limb_bones).
 """
 from __future__ import annotations
 
@@ -212,10 +215,10 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     (docs/auto_skeleton.md#limb-landmarks): for each limb landmark of SNAP_ROLES, the
     nearest joint on the limb's chain (the tree path from the root to the joint nearest
     the limb's tip), on the landmark's side at least SIDE_SHARE of its distance from the
-    plane x = 0, not the root and not moved already, moves onto it if it is within SNAP_REACH x `diagonal`; then a chain's
-    single-child joints between two moved joints are dropped (the bone above reaches to
-    the joint below). Legs hidden under a robe keep their joints. Returns (heads, tails,
-    parents)."""
+    plane x = 0, not the root and not moved already, moves onto it if it is within
+    SNAP_REACH x `diagonal`; then a chain's single-child joints between two moved joints
+    are dropped (_drop_between). Legs hidden under a robe keep their joints.
+    Returns (heads, tails, parents)."""
     H, T, P = (np.array(heads, dtype=np.float64), np.array(tails, dtype=np.float64),
                np.asarray(parents, dtype=np.int64))
     landmarks = standard_joints(humanoid)
@@ -278,6 +281,8 @@ def _ancestors(parents, j: int) -> list:
 
 
 def _drop_between(H, T, P, moved: set):
+    """(heads, tails, parents) without the single-child joints that lie on a chain between
+    two `moved` joints; the bone above such a run reaches to the joint below it."""
     children = np.bincount(P[P >= 0], minlength=len(P))
     drop = set()
     for j in moved:
