@@ -230,7 +230,7 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
             target = landmarks[role + side]
             tip = landmarks[("hand_tip" if PATHS[role] == "arm" else "toe_tip") + side]
             d = np.full(len(P), np.inf)
-            chain = _ancestors(P, int(np.argmin(np.linalg.norm(H - tip, axis=1))))
+            chain = _limb_chain(H, P, tip)
             d[chain] = np.linalg.norm(H[chain] - target, axis=1)
             # not the root, not the spine or a neck the limb hangs from, not the other side
             d[(P < 0) | (H[:, 0] * np.sign(target[0]) < SIDE_SHARE * abs(target[0]))] = np.inf
@@ -259,7 +259,7 @@ def limb_bones(heads, parents, humanoid: Humanoid, side_tolerance: float) -> dic
     for limb, tip in (("arm", "hand_tip"), ("leg", "toe_tip")):
         for side in (".L", ".R"):
             start = None                    # the limb's first joint: up from the tip while off the plane
-            for j in _ancestors(P, int(np.argmin(np.linalg.norm(H - landmarks[tip + side], axis=1)))):
+            for j in _limb_chain(H, P, landmarks[tip + side]):
                 if abs(H[j, 0]) <= side_tolerance or P[j] < 0:
                     break
                 start = j
@@ -271,12 +271,12 @@ def limb_bones(heads, parents, humanoid: Humanoid, side_tolerance: float) -> dic
     return out
 
 
-def _ancestors(parents, j: int) -> list:
-    """j and its ancestors up to the root."""
-    out = []
+def _limb_chain(H, P, tip) -> list:
+    """The joint nearest a limb's tip point and its ancestors up to the root, tip first."""
+    out, j = [], int(np.argmin(np.linalg.norm(H - tip, axis=1)))
     while j >= 0:
         out.append(j)
-        j = int(parents[j])
+        j = int(P[j])
     return out
 
 
@@ -284,25 +284,17 @@ def _drop_between(H, T, P, moved: set):
     """(heads, tails, parents) without the single-child joints that lie on a chain between
     two `moved` joints; the bone above such a run reaches to the joint below it."""
     children = np.bincount(P[P >= 0], minlength=len(P))
-    drop = set()
+    up, keep = P.copy(), np.ones(len(P), dtype=bool)
     for j in moved:
-        path, u = [], P[j]
+        run, u = [], P[j]
         while u >= 0 and u not in moved and children[u] == 1 and P[u] >= 0:
-            path.append(u)
+            run.append(u)
             u = P[u]
-        if u in moved and path:
-            drop.update(path)
-    if not drop:
-        return H, T, P
-    keep = np.array([j not in drop for j in range(len(P))])
-    up = P.copy()
-    for j in range(len(P)):                     # a kept joint's parent: its nearest kept ancestor
-        while up[j] >= 0 and up[j] in drop:
-            up[j] = P[up[j]]
-    for j in np.flatnonzero(keep):              # a bone whose only child went reaches its grandchild
-        kids = np.flatnonzero((up == j) & keep)
-        if len(kids) == 1 and P[kids[0]] != j:
-            T[j] = H[kids[0]]
+        if u in moved and run:       # each dropped joint has one child, so runs never overlap
+            keep[run] = False
+            up[j] = u
+            if children[u] == 1:
+                T[u] = H[j]
     index = np.cumsum(keep) - 1
     return H[keep], T[keep], np.where(up[keep] >= 0, index[np.maximum(up[keep], 0)], -1)
 
