@@ -9,6 +9,7 @@ caller's units and frame; the stages work in the normalised frame.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -20,6 +21,7 @@ from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
 from .meshprep import body_faces, check_one_character, clean_mesh, resample
 from .metrics import inside_mesh
+from .unsubdivide import undo_midpoint_subdivision
 
 
 @dataclass
@@ -86,6 +88,7 @@ DEFAULTS = dict(
     head_span=0.17,        # a central end cluster (head) this small keeps one branch
     bone_length=0.10,      # target bone length at detail 1
     merge_length=0.025,    # internal bones shorter than this are merged
+    min_support=2,         # vertices a bone needs nearest to it (÷ detail, rounded up); 0: no budget (rig.budget)
     limb_landmarks=True,   # a humanoid's generic rig bends at its elbows, knees ... (rig.humanoid.snap_limbs)
 )
 
@@ -185,10 +188,16 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric):
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         return (*rig.single_bone(V, parts.vertex_area), np.zeros(2, bool))
     pos, par, rad, socket = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
-                                                merge_length=opt["merge_length"] / detail)
+                                                merge_length=opt["merge_length"] / detail, sections=(V, members))
     if symmetric:
         pos, par, rad, socket = rig.mirror_tree(pos, par, rad, socket, centre=CENTRE_TOLERANCE,
                                                 tolerance=2 * PAIR_TOLERANCE)
+    if opt["min_support"] > 0:     # a bone needs vertices to move (on the coarse mesh of a subdivided one)
+        pos, par, rad, socket = rig.prune_unsupported(
+            pos, par, rad, socket, _support_points(mesh), math.ceil(opt["min_support"] / detail),
+            pair_tolerance=2 * PAIR_TOLERANCE if symmetric else None)
+        if len(pos) < 3:           # one bone left (a subdivided cube): the blob's bone
+            return (*rig.single_bone(V, parts.vertex_area), np.zeros(2, bool))
     pos = _place_joints(mesh, V, F, Vc, X, pos, par, rad, socket, symmetric)
     return pos, par, socket
 
@@ -251,6 +260,13 @@ def _inside_body(V, F, owner, n_nodes):
         body = F[mine[owner[F]].all(axis=1)]
         return inside_mesh(points, V, body) if len(body) else np.zeros(len(points), bool)
     return inside_body
+
+
+def _support_points(mesh):
+    """The vertices whose nearest bones count as the bones' support: the mesh's own,
+    or those of the coarse mesh when it is an exact midpoint subdivision."""
+    coarse = undo_midpoint_subdivision(mesh.vertices, mesh.faces)
+    return mesh.vertices if coarse is None else mesh.vertices[coarse.index]
 
 
 def _place_joints(mesh, V, F, Vc, X, pos, par, rad, socket, symmetric):

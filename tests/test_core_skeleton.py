@@ -348,3 +348,46 @@ def test_sliver_faces_along_split_edges_give_a_rig_and_weights(character, rig):
     W = predict_weights(V, F, sk.joints, sk.parents, sk.tails)
     np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-9)
     assert np.isfinite(W).all()
+
+
+def _chain_with_a_fin(fin_points: int, side: float = 1.0):
+    """A 10-bone vertical chain with 20 points per bone, and a 2-bone fin off its middle
+    joint towards x = side with `fin_points` points along it."""
+    pos = [[0.0, 0.0, 0.1 * k] for k in range(11)]
+    par = [-1] + list(range(10))
+    pos += [[0.05 * side, 0.0, 0.5], [0.1 * side, 0.0, 0.5]]
+    par += [5, 11]
+    t = np.linspace(0.0, 1.0, 200)
+    trunk = np.stack([np.zeros_like(t), np.full_like(t, 0.01), t], axis=1)
+    fin = np.stack([side * np.linspace(0.02, 0.1, fin_points), np.zeros(fin_points), np.full(fin_points, 0.5)], 1)
+    return np.array(pos), np.array(par), trunk, fin
+
+
+def test_prune_unsupported_merges_a_fin_with_too_few_vertices_into_one_bone():
+    from bonesmith.core.rig import bone_support, prune_unsupported
+    pos, par, trunk, fin = _chain_with_a_fin(4)
+    points = np.vstack([trunk, fin])
+    support = bone_support(points, pos, par, np.zeros(len(par), bool))
+    assert support[11] + support[12] == 4 and support[12] < 3       # the fin's tip bone is under the limit
+    P, Q, _, S = prune_unsupported(pos, par, np.ones(len(par)), np.zeros(len(par), bool), points, 3)
+    assert len(P) == len(pos) - 1                                    # one joint less: the fin's middle
+    tip = int(np.flatnonzero(np.all(P == [0.1, 0.0, 0.5], axis=1))[0])
+    assert np.allclose(P[Q[tip]], [0.0, 0.0, 0.5])                   # the fin is one bone off the trunk, to its tip
+    assert (bone_support(points, P, Q, S)[1:] >= 3).all()
+    # with enough vertices the fin keeps its two bones
+    P, _, _, _ = prune_unsupported(pos, par, np.ones(len(par)), np.zeros(len(par), bool),
+                                   np.vstack([trunk, *_chain_with_a_fin(12)[3:]]), 3)
+    assert len(P) == len(pos)
+
+
+def test_prune_unsupported_keeps_a_symmetric_rig_symmetric():
+    from bonesmith.core.rig import prune_unsupported
+    pos, par, trunk, fin_l = _chain_with_a_fin(4)
+    _, _, _, fin_r = _chain_with_a_fin(7, side=-1.0)      # the right fin alone would keep both bones
+    pos = np.vstack([pos, pos[11:] * [-1, 1, 1]])
+    par = np.concatenate([par, [5, 13]])
+    points = np.vstack([trunk, fin_l, fin_r])
+    P, Q, _, _ = prune_unsupported(pos, par, np.ones(len(par)), np.zeros(len(par), bool), points, 3,
+                                   pair_tolerance=0.01)
+    assert len(P) == len(pos) - 2
+    assert np.allclose(sorted(map(tuple, P)), sorted(map(tuple, P * [-1, 1, 1])))

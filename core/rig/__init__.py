@@ -9,6 +9,7 @@ tree        spanning_tree, extend_leaves, prune_spurs, choose_root, merge_end_cl
             a tree whose leaves reach the tips, without spurs, rooted near the centre
             of mass, with a head as one chain.
 chains      simplify_chains: chains between junctions resampled to a sensible joint count.
+budget      prune_unsupported: no bone without vertices to move.
 symmetry    mirror_tree, mirror_pairs: a symmetric character gets a symmetric rig.
 placement   center_in_sections, push_inside: joints centred and inside the surface.
 bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
@@ -22,6 +23,7 @@ Every length here is in the normalised frame (longest bounding-box side = 1).
 core/skeleton.py runs them in this order (mirror_pairs last, with the placement).
 """
 from . import humanoid, presets
+from .budget import bone_support, prune_unsupported
 from .bones import default_up, shorten_end_bones, single_bone, to_bones
 from .chains import simplify_chains
 from .graph import adjacency, edge_list, node_components
@@ -34,10 +36,10 @@ from .symmetry import MIRROR, is_mirror_symmetric, is_side_turn, mirror_pairs, m
 from .tree import choose_root, extend_leaves, merge_end_clusters, orient, prune_spurs, spanning_tree, walk_to_junction
 
 __all__ = [
-    "MIRROR", "adjacency", "body_weights", "bone_names", "center_in_sections", "choose_root",
+    "MIRROR", "adjacency", "body_weights", "bone_support", "bone_names", "center_in_sections", "choose_root",
     "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "is_mirror_symmetric", "is_side_turn",
     "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
-    "prune_spurs", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
+    "prune_spurs", "prune_unsupported", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
     "single_bone", "solid_parts", "spanning_tree", "symmetry_turn", "to_bones", "upright_turn",
     "walk_to_junction",
 ]

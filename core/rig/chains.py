@@ -29,6 +29,9 @@ NARROW_WINDOW = 0.25
 # A slender chain (a finger) gets one bone per body diameter of its length, up to this
 # many, however short bone_length would make it.
 MAX_SLENDER_BONES = 3
+# A chain whose cross-section is flatter than this (_flatness: a fin, an ear, a wing's
+# membrane) gets no slender bones: it bends as a sheet, not at knuckles.
+FLAT_SECTION = 0.5
 # A chain gets another bone only once it is this many bone lengths longer than a whole
 # number of them (up to 1.25 bone lengths: one bone); tuned.
 SEGMENT_ROUNDING = 0.25
@@ -41,7 +44,7 @@ SOCKET_AXIS_FRACTION = 0.25
 MIRROR_CHAIN_TOLERANCE = 2
 
 
-def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: float):
+def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: float, sections=None):
     """Rebuild the tree with chains resampled to about one joint per bone_length.
 
     Parameters
@@ -58,6 +61,9 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
         Target bone length.
     merge_length : float
         Internal bones shorter than this are merged; also the smallest socket offset.
+    sections : (V (p, 3), members: list of k int arrays), optional
+        The proxy's vertices and those merged into each node: a chain whose cross-section
+        is flat (a fin, an ear) gets no extra slender bones (_flatness).
 
     Returns
     -------
@@ -71,7 +77,10 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
         Socket joints (hips, shoulders).
     """
     plans = _plan_chains(X, radius, adj, root, merge_length)
-    counts = mirrored_counts([_segment_count(P, R, bone_length) for _, _, P, R, _ in plans],
+    flat = [False] * len(plans) if sections is None else \
+        [_flatness(nodes, X, *sections) < FLAT_SECTION for nodes in _chains(adj, *orient(adj, root))]
+    counts = mirrored_counts([_segment_count(P, R, bone_length, slender=not f)
+                              for (_, _, P, R, _), f in zip(plans, flat)],
                              [P for _, _, P, _, _ in plans],
                              tolerance=MIRROR_CHAIN_TOLERANCE * merge_length)
     pos, par, rad, sockets = _resample(X, radius, root, plans, counts)
@@ -193,13 +202,26 @@ def _split_points(P, radius, n_segments):
     return out
 
 
-def _segment_count(P, R, bone_length):
+def _segment_count(P, R, bone_length, slender: bool = True):
     """Bones for a chain (polyline P (n, 3), radii R (n,)): one per bone_length;
-    slender chains (fingers) up to MAX_SLENDER_BONES."""
+    slender chains (fingers) up to MAX_SLENDER_BONES unless `slender` is False."""
     length = np.linalg.norm(np.diff(P, axis=0), axis=1).sum()
     diameter = 2.0 * max(R.mean(), 1e-9)
-    slender = min(MAX_SLENDER_BONES, int(round(length / diameter)))
-    return max(1, int(np.ceil(length / bone_length - SEGMENT_ROUNDING)), slender)
+    extra = min(MAX_SLENDER_BONES, int(round(length / diameter))) if slender else 1
+    return max(1, int(np.ceil(length / bone_length - SEGMENT_ROUNDING)), extra)
+
+
+def _flatness(chain, X, V, members) -> float:
+    """How round a chain's cross-section is: sqrt(λ2/λ1) of the vertices' offsets from
+    their nodes across the chain (λ1 >= λ2 the two largest variances). About 1 for a
+    tube (a finger), near 0 for a sheet (a fin, an ear)."""
+    nodes = chain[1:-1] if len(chain) > 2 else chain
+    axis = X[chain[-1]] - X[chain[0]]
+    axis = axis / max(np.linalg.norm(axis), 1e-12)
+    offsets = np.vstack([V[members[k]] - X[k] for k in nodes])
+    offsets -= np.outer(offsets @ axis, axis)
+    lam = np.sort(np.linalg.eigvalsh(offsets.T @ offsets))[::-1]
+    return float(np.sqrt(max(lam[1], 0.0) / max(lam[0], 1e-30)))
 
 
 def _socket(P, r_junction, merge_length):

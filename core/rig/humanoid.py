@@ -86,9 +86,9 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False) -> Human
     height, width = np.ptp(V[:, 2]), max(np.ptp(V[:, 0]), 1e-12)
     floor = V[:, 2].min()
     dist, pred = _tree_distances(points, edges)
-    tips = _extremities(points, edges, dist, height)
-    feet = [t for t in tips if points[t, 2] < floor + FOOT_LEVEL * height]
-    if len(feet) != 2 or np.sign(points[feet[0], 0]) == np.sign(points[feet[1], 0]):
+    tips = _extremities(points, edges, dist, height, HEAD_CENTRE * width)
+    feet = _feet([t for t in tips if points[t, 2] < floor + FOOT_LEVEL * height], points, dist)
+    if feet is None:
         return None
     rest = [t for t in tips if t not in feet]
     if not rest:
@@ -384,17 +384,22 @@ def _tree_distances(points, edges):
     return shortest_path(graph, directed=False, return_predecessors=True)
 
 
-def _extremities(points, edges, dist, height) -> list:
-    """One tip per extremity (leaves that branch apart within EXTREMITY_SPAN of both): the
-    leaf farthest from the tree's centre (the node nearest to every leaf)."""
+def _extremities(points, edges, dist, height, centre_band) -> list:
+    """One tip per extremity (leaves that branch apart within EXTREMITY_SPAN of both, on
+    the same side: within `centre_band` of the plane x = 0, left or right of it): the leaf
+    farthest from the tree's centre (the node nearest to every leaf). A head is not one
+    extremity with the shoulder pads beside it."""
     degree = np.bincount(edges.ravel(), minlength=len(points))
     leaves = np.flatnonzero(degree == 1)
     finite = np.where(np.isfinite(dist), dist, np.inf)
     centre = int(np.argmin(finite[:, leaves].max(axis=1)))
     span = EXTREMITY_SPAN * height
+    band = np.where(points[:, 0] > centre_band, 1, np.where(points[:, 0] < -centre_band, -1, 0))
     groups = []
     for leaf in sorted(leaves, key=lambda t: -finite[centre, t]):
         for g in groups:
+            if band[leaf] != band[g[0]]:
+                continue
             fork = _median(leaf, g[0], centre, finite)
             if finite[fork, leaf] < span and finite[fork, g[0]] < span:
                 g.append(leaf)
@@ -402,6 +407,19 @@ def _extremities(points, edges, dist, height) -> list:
         else:
             groups.append([leaf])
     return [g[0] for g in groups]
+
+
+def _feet(candidates, points, dist):
+    """The two feet among the extremities at floor level: the pair, one each side,
+    farthest apart along the tree (a trouser or tunic hem hangs from the pelvis, nearer
+    than the foot). None without one on each side."""
+    left = [t for t in candidates if points[t, 0] > 0]
+    right = [t for t in candidates if points[t, 0] < 0]
+    if not left or not right:
+        return None
+    pairs = [(dist[a, b], a, b) for a in left for b in right]
+    _, a, b = max(pairs)
+    return [a, b]
 
 
 def _hands(candidates, points, dist, head):
