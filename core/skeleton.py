@@ -232,6 +232,8 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
 
     Returns (X (k, 3) with the leaves extended, adj: the tree, root node).
     """
+    centroid = (parts.vertex_area[:, None] * V).sum(axis=0) / parts.vertex_area.sum()
+    X = rig.straighten_convex_parts(X, parts.comp, members, V, centroid)
     kept, joined = rig.join_parts(X, edges, radius, parts.weight[parts.comp], parts.extent[parts.comp],
                                   [V[m] for m in members], min_part=opt["min_part"],
                                   min_branch=opt["min_branch"],
@@ -243,7 +245,6 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
         adj[int(kept[0])]     # a lone node has no edge to put it in the tree
     X = rig.extend_leaves(X, adj, V, F)      # before pruning: a head is long once it reaches its top
     adj = rig.prune_spurs(X, adj, radius, opt["spur_length"] / detail)
-    centroid = (parts.vertex_area[:, None] * V).sum(axis=0) / parts.vertex_area.sum()
     root = rig.choose_root(X, adj, centroid)
     if symmetric:     # a head is one chain, not a nose beside a crown
         adj = rig.merge_end_clusters(X, adj, root, max_span=opt["head_span"] / detail,

@@ -391,3 +391,21 @@ def test_prune_unsupported_keeps_a_symmetric_rig_symmetric():
                                    pair_tolerance=0.01)
     assert len(P) == len(pos) - 2
     assert np.allclose(sorted(map(tuple, P)), sorted(map(tuple, P * [-1, 1, 1])))
+
+
+def test_a_low_poly_character_of_boxes_gets_one_straight_chain_per_limb():
+    """156 vertices: six separate boxes (body, head, arms, legs). The contraction of a box
+    is a cross with spurs to its corners; each box is convex, so its skeleton is its axis."""
+    parts = [box([0, 0, 1.05], [0.5, 0.3, 0.7], 2), box([0, 0, 1.6], [0.3, 0.3, 0.3], 2),
+             box([0.55, 0, 1.3], [0.6, 0.15, 0.15], 2), box([-0.55, 0, 1.3], [0.6, 0.15, 0.15], 2),
+             box([0.13, 0, 0.35], [0.18, 0.18, 0.7], 2), box([-0.13, 0, 0.35], [0.18, 0.18, 0.7], 2)]
+    V, F = merge(*parts)
+    sk = extract_skeleton(V, F)
+    assert is_one_tree(sk.parents) and len(sk) <= 16
+    chains = {name.split("_")[0] + name[name.rfind("."):] for name in sk.names if "." in name}
+    assert chains == {"arm.L", "arm.R", "leg.L", "leg.R"}          # no spur chains (arm2_, leg3_ ...)
+    for name, head in zip(sk.names, sk.joints):
+        if name.startswith("arm") and head[0] ** 2 > 0.3 ** 2:     # inside the arm boxes: on their axis
+            assert abs(head[1]) < 0.01 and abs(head[2] - 1.3) < 0.02
+    joints = np.asarray(sk.joints)
+    assert np.abs(np.sort(joints[:, 0]) + np.sort(joints[:, 0])[::-1]).max() < 1e-6   # symmetric in x

@@ -28,7 +28,7 @@ from .bones import default_up, shorten_end_bones, single_bone, to_bones
 from .chains import simplify_chains
 from .graph import adjacency, edge_list, node_components
 from .naming import bone_names
-from .parts import body_weights, join_parts, part_extents, solid_parts
+from .parts import body_weights, join_parts, part_extents, solid_parts, straighten_convex_parts
 from .placement import center_in_sections, clearly_inside, push_inside
 from .refine import refine_nodes
 from .orientation import facing, upright_turn
@@ -40,6 +40,6 @@ __all__ = [
     "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "is_mirror_symmetric", "is_side_turn",
     "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
     "prune_spurs", "prune_unsupported", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
-    "single_bone", "solid_parts", "spanning_tree", "symmetry_turn", "to_bones", "upright_turn",
+    "single_bone", "solid_parts", "spanning_tree", "straighten_convex_parts", "symmetry_turn", "to_bones", "upright_turn",
     "walk_to_junction",
 ]

@@ -168,3 +168,59 @@ def _link(X, adj, piece, target, K):
         p, q = np.unravel_index(dd.argmin(), dd.shape)
         links = [(piece[p], K[q])]
     return min(links, key=lambda l: np.linalg.norm(X[l[0]] - X[l[1]]))
+
+
+# A part is convex when this share of its vertices lies on its convex hull (within
+# HULL_TOLERANCE of its extent): a box, a low-poly limb; it cannot bend, so its skeleton
+# is a straight segment.
+CONVEX_SHARE = 0.95
+HULL_TOLERANCE = 0.02
+# A convex part whose second principal spread is at least this share of its first has
+# no axis of its own (a cube head): its segment points away from the body's centre.
+ISOTROPIC = 0.8
+
+
+def straighten_convex_parts(X, comp, members, V, body_centre):
+    """Node positions with each convex part's nodes moved onto one straight line.
+
+    The contraction of a box gives a cross with spurs to its corners, and each spur
+    became a chain: a low-poly character of boxes got dozens of bones. A convex part
+    (docs/auto_skeleton.md#parts) cannot bend, so its nodes are projected onto its main
+    axis through its centroid (the axis from `body_centre` to the centroid when the part
+    has no main axis); the chains then make it one straight limb.
+
+    X (k, 3) node positions; comp (k,) part of each node; members: per node, its proxy
+    vertices; V (p, 3) the proxy's vertices. Returns a new (k, 3) array.
+    """
+    X = np.array(X, dtype=np.float64)
+    for c in np.unique(comp):
+        nodes = np.flatnonzero(comp == c)
+        if len(nodes) < 2:
+            continue
+        P = V[np.concatenate([members[k] for k in nodes])]
+        if not _convex(P):
+            continue
+        centre = P.mean(axis=0)
+        lam, vec = np.linalg.eigh(np.cov((P - centre).T))
+        axis = vec[:, -1]
+        if lam[-2] >= ISOTROPIC * lam[-1]:
+            away = centre - np.asarray(body_centre, dtype=np.float64)
+            if np.linalg.norm(away) < 1e-12:
+                continue
+            axis = away / np.linalg.norm(away)
+        X[nodes] = centre + np.outer((X[nodes] - centre) @ axis, axis)
+    return X
+
+
+def _convex(P) -> bool:
+    """Do CONVEX_SHARE of the points lie on their convex hull?"""
+    from scipy.spatial import ConvexHull, QhullError
+    extent = np.ptp(P, axis=0).max()
+    if len(P) < 4 or extent <= 0:
+        return False
+    try:
+        hull = ConvexHull(P)
+    except QhullError:
+        return False              # flat or degenerate: a sheet, not a solid box
+    depth = -(P @ hull.equations[:, :3].T + hull.equations[:, 3]).max(axis=1)
+    return float(np.mean(depth <= HULL_TOLERANCE * extent)) >= CONVEX_SHARE
