@@ -4,13 +4,15 @@
 
 refine      refine_nodes: nodes moved back to the centre of their surface region.
 parts       join_parts: one graph for a multi-part mesh: small parts get no bones,
-            parts overlapping the body are absorbed, the rest hang off the nearest node.
+            parts overlapping the body are absorbed, the rest hang off the nearest node;
+            straighten_convex_parts: a box's graph is its axis.
 tree        spanning_tree, extend_leaves, prune_spurs, choose_root, merge_end_clusters:
             a tree whose leaves reach the tips, without spurs, rooted near the centre
             of mass, with a head as one chain.
-chains      simplify_chains: chains between junctions resampled to a sensible joint count.
-budget      prune_unsupported: no bone without vertices to move.
+chains      simplify_chains: chains between junctions resampled to a sensible joint count
+            (flat chains, fins, without finger-like extra bones).
 symmetry    mirror_tree, mirror_pairs: a symmetric character gets a symmetric rig.
+budget      prune_unsupported: no bone without vertices to move.
 placement   center_in_sections, push_inside: joints centred and inside the surface.
 bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
 naming      bone_names: readable, mirror-friendly names.

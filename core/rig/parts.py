@@ -3,12 +3,13 @@
 
 A character is often several loose meshes (body, head, eyes, clothes, hair). The
 heaviest solid part is the body; small parts get no bones, parts overlapping the
-body are absorbed by it, the rest hang off the nearest body node.
+body are absorbed by it, the rest hang off the nearest body node. A convex part (a box)
+cannot bend: its graph is straightened onto its axis first.
 """
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
+from scipy.spatial import ConvexHull, QhullError, cKDTree
 
 from .graph import adjacency, edge_list, node_components
 
@@ -18,6 +19,14 @@ SOLID_RATIO = 0.005
 # A sheet's mass is scaled by this when choosing the body, so that any solid part
 # outweighs every sheet while sheets still rank among themselves by mass.
 SHEET_WEIGHT = 1e-6
+# A part is convex when this share of its vertices lies on its convex hull (within
+# HULL_TOLERANCE of its extent): a box, a low-poly limb; it cannot bend, so its skeleton
+# is a straight segment.
+CONVEX_SHARE = 0.95
+HULL_TOLERANCE = 0.02
+# A convex part whose second principal spread is at least this share of its first has
+# no axis of its own (a cube head): its segment points away from the body's centre.
+ISOTROPIC = 0.8
 
 
 def solid_parts(V, F, part, area, min_ratio: float = SOLID_RATIO):
@@ -170,15 +179,6 @@ def _link(X, adj, piece, target, K):
     return min(links, key=lambda l: np.linalg.norm(X[l[0]] - X[l[1]]))
 
 
-# A part is convex when this share of its vertices lies on its convex hull (within
-# HULL_TOLERANCE of its extent): a box, a low-poly limb; it cannot bend, so its skeleton
-# is a straight segment.
-CONVEX_SHARE = 0.95
-HULL_TOLERANCE = 0.02
-# A convex part whose second principal spread is at least this share of its first has
-# no axis of its own (a cube head): its segment points away from the body's centre.
-ISOTROPIC = 0.8
-
 
 def straighten_convex_parts(X, comp, members, V, body_centre):
     """Node positions with each convex part's nodes moved onto one straight line.
@@ -214,7 +214,6 @@ def straighten_convex_parts(X, comp, members, V, body_centre):
 
 def _convex(P) -> bool:
     """Do CONVEX_SHARE of the points lie on their convex hull?"""
-    from scipy.spatial import ConvexHull, QhullError
     extent = np.ptp(P, axis=0).max()
     if len(P) < 4 or extent <= 0:
         return False
