@@ -232,3 +232,28 @@ def test_a_posed_arms_are_named_arms(sample):
     assert not high_legs
     hands = [n for n, j in zip(sk.names, sk.joints) if abs(j[0]) > 1.0]    # beyond the turned elbows
     assert hands and all(n.startswith("arm") for n in hands), hands
+
+
+def _depth_share(point, V):
+    """Where `point` lies front (-y, 0) to back (+y, 1) in the body's depth at its height:
+    the vertices within 5 % of the width beside it and 2 % of the height above and below
+    (4 %, 8 %, 16 % where that holds fewer than 4: a low-poly torso)."""
+    beside = V[np.abs(V[:, 0] - point[0]) < 0.05 * np.ptp(V[:, 0])]
+    for reach in (0.02, 0.04, 0.08, 0.16):
+        near = beside[np.abs(beside[:, 2] - point[2]) < reach * np.ptp(V[:, 2]), 1]
+        if len(near) >= 4:
+            return (point[1] - near.min()) / np.ptp(near)
+
+
+def test_the_pelvis_spine_neck_and_head_lie_in_the_middle_of_the_body_depth(sample):
+    """The contraction's centre line wandered front and back: the sample's pelvis, spine
+    and neck joints were at 0.15-0.89 of the body's depth."""
+    V = sample["verts"]
+    artist = {str(n): j for n, j in zip(sample["joint_names"], sample["joints"])}
+    low, high = artist["Hips"][2], artist["Head"][2]
+    for naming in ("bonesmith", "unreal"):
+        sk = extract_skeleton(V, sample["faces"], naming=naming)
+        centre = [j for j in sk.joints if abs(j[0]) < 0.01 * np.ptp(V[:, 0]) and low <= j[2] <= high]
+        assert len(centre) >= 3
+        shares = [_depth_share(j, V) for j in centre]
+        assert all(0.45 <= s <= 0.55 for s in shares), (naming, np.round(shares, 2))

@@ -37,6 +37,16 @@ UPRIGHT = 0.6              # pelvis -> chest points up at least this much (cosin
 DOWN = 0.7                 # a leg segment pointing down at least this much (cosine) is below the hip
 HIP_SEARCH = 0.35          # the hip socket is within this share of the pelvis -> foot path
 HIP_FRACTION = 0.14        # ... else at this share (the artists' median)
+# The pelvis, spine, neck and head lie this share of the body's depth behind its front:
+# its middle (the contraction's centre line wanders front and back). Artists differ:
+# MPFB 0.66-0.74, Quaternius 0.5-0.6, 0 A.D. about 0.4 (measured in
+# docs/auto_skeleton.md#spine-depth).
+SPINE_DEPTH = 0.5
+# ... the depth measured on the vertices within these shares of the height (up and down,
+# doubled up to three times until DEPTH_VERTICES are found: low-poly torsos) and of the
+# width (sideways) of the point.
+DEPTH_SLAB = (0.02, 0.05)
+DEPTH_VERTICES = 4
 ROBE_PELVIS = 0.2          # a pelvis this low (share of the height) is a robe's hem: the legs are hidden
 HIDDEN_HIP = 0.47          # ... and the hips go up to this share of the height (the CC0 artists' median)
 
@@ -65,6 +75,7 @@ SIDED = {"shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "t
 SNAP_ROLES = ("upper_arm", "forearm", "hand", "thigh", "shin", "foot")
 SNAP_REACH = 0.08
 SIDE_SHARE = 0.5           # a joint moved to a landmark lies at least this share of its distance from x = 0
+CENTRE_SHARE = 0.02        # a joint this close (share of the diagonal) to x = 0 is on the spine's plane
 PATHS = {role: path for role, path, _ in LANDMARKS}
 
 
@@ -73,6 +84,7 @@ class Humanoid:
     """The paths of a recognised humanoid, (k, 3) polylines in the upright frame."""
     paths: dict          # "spine", "head", "arm.L", "arm.R", "leg.L", "leg.R"
     hidden_legs: bool = False   # under a robe: the hips were placed by proportion (_lift_hidden_hips)
+    vertices: np.ndarray | None = None   # the mesh, upright frame (for the spine's depth)
 
 
 def recognise(heads, tails, parents, vertices, symmetric: bool = False) -> Humanoid | None:
@@ -120,7 +132,23 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False) -> Human
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
     lifted = _lift_hidden_hips(paths, floor, height)
-    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths)
+    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths, vertices=V)
+
+
+def _at_spine_depth(points, V) -> np.ndarray:
+    """Points moved front-to-back (y; the front is -y) to SPINE_DEPTH of the body's depth
+    there (the vertices in a DEPTH_SLAB around each point); points with too few vertices
+    around them stay."""
+    P = np.array(points, dtype=np.float64)
+    width, height = DEPTH_SLAB[1] * np.ptp(V[:, 0]), DEPTH_SLAB[0] * np.ptp(V[:, 2])
+    for p in P:
+        beside = np.abs(V[:, 0] - p[0]) < width
+        for k in range(4):
+            near = V[beside & (np.abs(V[:, 2] - p[2]) < height * 2 ** k), 1]
+            if len(near) >= DEPTH_VERTICES:
+                p[1] = near.min() + SPINE_DEPTH * np.ptp(near)
+                break
+    return P
 
 
 def _lift_hidden_hips(paths: dict, floor: float, height: float) -> dict:
@@ -180,7 +208,8 @@ def _from_hip(path) -> np.ndarray:
 
 def standard_joints(humanoid: Humanoid) -> dict:
     """role (e.g. "forearm.L") -> joint position, and "hips", plus "head_top", "hand_tip.L",
-    "toe_tip.L" ... for the end bones' tails."""
+    "toe_tip.L" ... for the end bones' tails. The pelvis, spine, neck and head lie at
+    SPINE_DEPTH of the body's depth (when the humanoid has its mesh)."""
     out = {"hips": humanoid.paths["spine"][0], "head_top": humanoid.paths["head"][-1]}
     for role, path, fraction in LANDMARKS:
         for side in ((".L", ".R") if path in ("arm", "leg") else ("",)):
@@ -188,6 +217,10 @@ def standard_joints(humanoid: Humanoid) -> dict:
     for side in (".L", ".R"):
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
         out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
+    if humanoid.vertices is not None:
+        spine = ("hips", "spine", "spine1", "spine2", "neck", "head")
+        for role, p in zip(spine, _at_spine_depth([out[r] for r in spine], humanoid.vertices)):
+            out[role] = p
     return out
 
 
@@ -217,7 +250,8 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     the limb's tip), on the landmark's side at least SIDE_SHARE of its distance from the
     plane x = 0, not the root and not moved already, moves onto it if it is within
     SNAP_REACH x `diagonal`; then a chain's single-child joints between two moved joints
-    are dropped (_drop_between). Legs hidden under a robe keep their joints.
+    are dropped (_drop_between). Legs hidden under a robe keep their joints. The joints
+    of the spine, neck and head move back to SPINE_DEPTH of the body's depth.
     Returns (heads, tails, parents)."""
     H, T, P = (np.array(heads, dtype=np.float64), np.array(tails, dtype=np.float64),
                np.asarray(parents, dtype=np.int64))
@@ -241,7 +275,26 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
             T[np.linalg.norm(T - H[j], axis=1) < 1e-9 * diagonal] = target    # bones ending at it follow
             H[j] = target
             moved.append(j)
+    _spine_to_depth(H, T, humanoid, diagonal)
     return _drop_between(H, T, P, set(moved))
+
+
+def _spine_to_depth(H, T, humanoid: Humanoid, diagonal: float):
+    """The generic rig's root and its joints on the plane of symmetry (within CENTRE_SHARE
+    of the diagonal) from the pelvis up to the head landmark, moved (in place) to
+    SPINE_DEPTH of the body's depth; bones ending at them follow."""
+    if humanoid.vertices is None:
+        return
+    landmarks = standard_joints(humanoid)
+    low, high = landmarks["hips"][2], landmarks["head"][2]
+    centre = np.flatnonzero((np.abs(H[:, 0]) < CENTRE_SHARE * diagonal) &
+                            (H[:, 2] > low - CENTRE_SHARE * diagonal) & (H[:, 2] < high + CENTRE_SHARE * diagonal))
+    if abs(H[0, 0]) < CENTRE_SHARE * diagonal:       # the root (pelvis), however low
+        centre = np.union1d(centre, [0])
+    moved = _at_spine_depth(H[centre], humanoid.vertices)
+    for j, p in zip(centre, moved):
+        T[np.linalg.norm(T - H[j], axis=1) < 1e-9 * diagonal] = p
+        H[j] = p
 
 
 def limb_bones(heads, parents, humanoid: Humanoid, side_tolerance: float) -> dict:
