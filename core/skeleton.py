@@ -19,9 +19,9 @@ import numpy as np
 from . import centering, rig
 from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
-from .meshprep import body_faces, check_one_character, clean_mesh, resample
+from .meshprep import body_faces, check_one_character, clean_mesh, resample, validate
 from .metrics import inside_mesh
-from .unsubdivide import undo_midpoint_subdivision
+from .unsubdivide import coarse_mesh
 
 
 @dataclass
@@ -123,6 +123,10 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     t0 = time.perf_counter()
 
     report(0.0, "Cleaning mesh")
+    # an exact midpoint subdivision has the surface of the mesh under it: a subdivided
+    # copy gets the original's rig (and the bones' support counts the original's vertices)
+    vertices, faces = validate(vertices, faces)
+    vertices, faces = coarse_mesh(vertices, faces) or (vertices, faces)
     mesh = clean_mesh(vertices, faces)
     body = body_faces(mesh.vertices, mesh.faces, check_one_character(mesh.vertices, mesh.faces))
     if not body.all():                           # far props get no bones nor stretch the frame
@@ -144,7 +148,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     t = time.perf_counter()
     report(0.9, "Building rig")
     symmetric = rig.is_mirror_symmetric(mesh.vertices)   # in x = 0, after the symmetry turn
-    pos, par, socket = _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric)
+    pos, par, socket = _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric, mesh.vertices)
     heads, tails, parents = rig.to_bones(pos, par, socket)
     tails = rig.shorten_end_bones(heads, tails, parents)
     upright = rig.upright_turn(heads, tails, parents, SIDE_TOLERANCE,    # lying, facing +Y: up +Z, front -Y
@@ -176,8 +180,9 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
                     up @ turn, info)
 
 
-def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric):
-    """Skeleton graph of the proxy -> simplified rooted tree.
+def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric, support_points):
+    """Skeleton graph of the proxy -> simplified rooted tree; support_points: the
+    vertices that count as the bones' support (rig.prune_unsupported).
 
     Returns (pos (n, 3) joint positions, par (n,) parent joints, socket (n,) bool),
     in the normalised frame, joint 0 = root.
@@ -194,7 +199,7 @@ def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric):
                                                 tolerance=2 * PAIR_TOLERANCE)
     if opt["min_support"] > 0:     # a bone needs vertices to move (on the coarse mesh of a subdivided one)
         pos, par, rad, socket = rig.prune_unsupported(
-            pos, par, rad, socket, _support_points(mesh), math.ceil(opt["min_support"] / detail),
+            pos, par, rad, socket, support_points, math.ceil(opt["min_support"] / detail),
             pair_tolerance=2 * PAIR_TOLERANCE if symmetric else None)
         if len(pos) < 3:           # one bone left (a subdivided cube): the blob's bone
             return (*rig.single_bone(V, parts.vertex_area), np.zeros(2, bool))
@@ -261,13 +266,6 @@ def _inside_body(V, F, owner, n_nodes):
         body = F[mine[owner[F]].all(axis=1)]
         return inside_mesh(points, V, body) if len(body) else np.zeros(len(points), bool)
     return inside_body
-
-
-def _support_points(mesh):
-    """The vertices whose nearest bones count as the bones' support: the mesh's own,
-    or those of the coarse mesh when it is an exact midpoint subdivision."""
-    coarse = undo_midpoint_subdivision(mesh.vertices, mesh.faces)
-    return mesh.vertices if coarse is None else mesh.vertices[coarse.index]
 
 
 def _place_joints(mesh, V, F, Vc, X, pos, par, rad, socket, symmetric):

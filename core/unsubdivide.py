@@ -231,3 +231,13 @@ def _other_end(mids, a, b, mid, c):
     """The end of midpoint `mid` (its ends a, b, rows of `mids`) that is not `c`."""
     i = np.searchsorted(mids, mid)
     return np.where(a[i] == c, b[i], a[i])
+
+
+def coarse_mesh(V, F):
+    """(vertices, faces) of the coarse mesh under an exact midpoint subdivision of (V, F)
+    (vertices in no face ignored), or None when (V, F) is not one. Run it before welding:
+    seams and degenerate faces are subdivided as exactly as the rest."""
+    used = np.unique(F)
+    Vu = np.asarray(V)[used]
+    coarse = undo_midpoint_subdivision(Vu, np.searchsorted(used, F))
+    return None if coarse is None else (Vu[coarse.index], coarse.faces)

@@ -409,3 +409,13 @@ def test_a_low_poly_character_of_boxes_gets_one_straight_chain_per_limb():
             assert abs(head[1]) < 0.01 and abs(head[2] - 1.3) < 0.02
     joints = np.asarray(sk.joints)
     assert np.abs(np.sort(joints[:, 0]) + np.sort(joints[:, 0])[::-1]).max() < 1e-6   # symmetric in x
+
+
+def test_a_midpoint_subdivided_copy_gets_the_same_rig(character, rig):
+    """A subdivision without smoothing keeps the surface: the rig is made on the coarse
+    mesh under it (subdivided MPFB bodies lost their toes and fingers: 46 -> 32 joints)."""
+    from bonesmith.core.mesh import subdivide_midpoint
+    V, F = subdivide_midpoint(*character[:2])
+    sk = extract_skeleton(V, F)
+    assert sk.names == rig.names
+    assert np.allclose(sk.joints, rig.joints, atol=1e-6 * np.ptp(V, axis=0).max())
