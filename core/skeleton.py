@@ -156,7 +156,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     heads, tails, turn = heads @ upright.T, tails @ upright.T, upright @ turn
     names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
-    human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric)
+    human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
+                                   inside=lambda P: rig.clearly_inside(P @ upright, mesh.vertices, mesh.surface_faces))
     roles = None
     if human is not None and naming != "bonesmith":
         heads, tails, parents, roles = rig.humanoid.standard_bones(human, heels=naming == "rigify")

@@ -85,12 +85,15 @@ class Humanoid:
     paths: dict          # "spine", "head", "arm.L", "arm.R", "leg.L", "leg.R"
     hidden_legs: bool = False   # under a robe: the hips were placed by proportion (_lift_hidden_hips)
     vertices: np.ndarray | None = None   # the mesh, upright frame (for the spine's depth)
+    inside: object = None    # callable(points (n, 3)) -> (n,) bool: inside the mesh (upright frame)
 
 
-def recognise(heads, tails, parents, vertices, symmetric: bool = False) -> Humanoid | None:
+def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None) -> Humanoid | None:
     """The humanoid paths of a generic rig (upright frame), or None if it is not one.
     symmetric: the mesh is its own mirror image in x = 0 (rig.is_mirror_symmetric); its
-    paths are then made symmetric (_symmetric)."""
+    paths are then made symmetric (_symmetric). inside: optional callable(points) ->
+    bool array; a spine joint moved to SPINE_DEPTH must stay inside (a dress's slab
+    is not the body's)."""
     points, edges = _joint_graph(heads, tails, parents)
     if len(points) < 6:
         return None
@@ -132,14 +135,16 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False) -> Human
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
     lifted = _lift_hidden_hips(paths, floor, height)
-    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths, vertices=V)
+    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths, vertices=V,
+                    inside=inside)
 
 
-def _at_spine_depth(points, V) -> np.ndarray:
+def _at_spine_depth(points, V, inside=None) -> np.ndarray:
     """Points moved front-to-back (y; the front is -y) to SPINE_DEPTH of the body's depth
     there (the vertices in a DEPTH_SLAB around each point); points with too few vertices
-    around them stay."""
+    around them, or that `inside` says would leave the mesh, stay."""
     P = np.array(points, dtype=np.float64)
+    start = P.copy()
     width, height = DEPTH_SLAB[1] * np.ptp(V[:, 0]), DEPTH_SLAB[0] * np.ptp(V[:, 2])
     for p in P:
         beside = np.abs(V[:, 0] - p[0]) < width
@@ -148,6 +153,9 @@ def _at_spine_depth(points, V) -> np.ndarray:
             if len(near) >= DEPTH_VERTICES:
                 p[1] = near.min() + SPINE_DEPTH * np.ptp(near)
                 break
+    if inside is not None and len(P):
+        out = ~np.asarray(inside(P), bool) & np.asarray(inside(start), bool)
+        P[out] = start[out]
     return P
 
 
@@ -219,7 +227,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
         out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
     if humanoid.vertices is not None:
         spine = ("hips", "spine", "spine1", "spine2", "neck", "head")
-        for role, p in zip(spine, _at_spine_depth([out[r] for r in spine], humanoid.vertices)):
+        for role, p in zip(spine, _at_spine_depth([out[r] for r in spine], humanoid.vertices, humanoid.inside)):
             out[role] = p
     return out
 
@@ -291,7 +299,7 @@ def _spine_to_depth(H, T, humanoid: Humanoid, diagonal: float):
                             (H[:, 2] > low - CENTRE_SHARE * diagonal) & (H[:, 2] < high + CENTRE_SHARE * diagonal))
     if abs(H[0, 0]) < CENTRE_SHARE * diagonal:       # the root (pelvis), however low
         centre = np.union1d(centre, [0])
-    moved = _at_spine_depth(H[centre], humanoid.vertices)
+    moved = _at_spine_depth(H[centre], humanoid.vertices, humanoid.inside)
     for j, p in zip(centre, moved):
         T[np.linalg.norm(T - H[j], axis=1) < 1e-9 * diagonal] = p
         H[j] = p
