@@ -156,8 +156,9 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     heads, tails, turn = heads @ upright.T, tails @ upright.T, upright @ turn
     names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
+    surface = (V, F) if len(V) < len(mesh.vertices) else (mesh.vertices, mesh.surface_faces)   # decimated: the proxy
     human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
-                                   inside=lambda P: rig.clearly_inside(P @ upright, mesh.vertices, mesh.surface_faces))
+                                   inside=lambda P: rig.clearly_inside(P @ upright, *surface))
     roles = None
     if human is not None and naming != "bonesmith":
         heads, tails, parents, roles = rig.humanoid.standard_bones(human, heels=naming == "rigify")

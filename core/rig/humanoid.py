@@ -18,7 +18,7 @@ With generic names the humanoid keeps its generic rig, bent at the limb landmark
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -86,6 +86,7 @@ class Humanoid:
     hidden_legs: bool = False   # under a robe: the hips were placed by proportion (_lift_hidden_hips)
     vertices: np.ndarray | None = None   # the mesh, upright frame (for the spine's depth)
     inside: object = None    # callable(points (n, 3)) -> (n,) bool: inside the mesh (upright frame)
+    joints: dict | None = field(default=None, repr=False)   # standard_joints, once computed
 
 
 def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None) -> Humanoid | None:
@@ -218,6 +219,8 @@ def standard_joints(humanoid: Humanoid) -> dict:
     """role (e.g. "forearm.L") -> joint position, and "hips", plus "head_top", "hand_tip.L",
     "toe_tip.L" ... for the end bones' tails. The pelvis, spine, neck and head lie at
     SPINE_DEPTH of the body's depth (when the humanoid has its mesh)."""
+    if humanoid.joints is not None:
+        return dict(humanoid.joints)
     out = {"hips": humanoid.paths["spine"][0], "head_top": humanoid.paths["head"][-1]}
     for role, path, fraction in LANDMARKS:
         for side in ((".L", ".R") if path in ("arm", "leg") else ("",)):
@@ -229,7 +232,8 @@ def standard_joints(humanoid: Humanoid) -> dict:
         spine = ("hips", "spine", "spine1", "spine2", "neck", "head")
         for role, p in zip(spine, _at_spine_depth([out[r] for r in spine], humanoid.vertices, humanoid.inside)):
             out[role] = p
-    return out
+    humanoid.joints = out
+    return dict(out)
 
 
 def standard_bones(humanoid: Humanoid, heels: bool = False):
