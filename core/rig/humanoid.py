@@ -5,13 +5,15 @@ humanoid skeleton along them (docs/auto_skeleton.md#humanoids).
 Works in the upright frame of core/skeleton.py (up +Z, facing -Y, the character's left at
 +X) on the generic rig's bones. The generic tree is read as an undirected graph of joints;
 its leaves are grouped into extremities (a hand's fingers are one), and a humanoid has
-exactly two feet on the floor, a head on top and two hands, with nothing else longer than
-a short appendage. Its pelvis is where the paths between the feet and the head meet (the
+two feet on the floor (the pair farthest apart along the tree: a hem hanging from the
+pelvis is none), a head on top and two hands, with nothing else longer than a short
+appendage. Its pelvis is where the paths between the feet and the head meet (the
 tree median of the three), its chest where the paths between the hands and the head meet.
 The standard joints are placed along the paths pelvis -> foot, chest -> hand, pelvis ->
 chest and chest -> head tip at fractions of their length (LANDMARKS; the proportions of
 the CC0 human rigs of the benchmark data, bench/humanoid.py), so the arm hangs from the
-shoulder in A-pose as in T-pose whatever the hands touch.
+shoulder in A-pose as in T-pose whatever the hands touch; the pelvis, spine, neck and head
+lie in the middle of the body's depth (SPINE_DEPTH).
 
 With generic names the humanoid keeps its generic rig, bent at the limb landmarks
 (snap_limbs), and its side chains are named by limb (limb_bones).
@@ -262,8 +264,9 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     the limb's tip), on the landmark's side at least SIDE_SHARE of its distance from the
     plane x = 0, not the root and not moved already, moves onto it if it is within
     SNAP_REACH x `diagonal`; then a chain's single-child joints between two moved joints
-    are dropped (_drop_between). Legs hidden under a robe keep their joints. The joints
-    of the spine, neck and head move back to SPINE_DEPTH of the body's depth.
+    are dropped (_drop_between). Legs hidden under a robe keep their joints. The root
+    and the joints of the spine, neck and head move to the middle of the body's depth
+    (_spine_to_depth).
     Returns (heads, tails, parents)."""
     H, T, P = (np.array(heads, dtype=np.float64), np.array(tails, dtype=np.float64),
                np.asarray(parents, dtype=np.int64))
