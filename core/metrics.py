@@ -72,21 +72,29 @@ def point_segment_distance(points, segments) -> np.ndarray:
 
     Zero-length segments count as points. Brute force in chunks (N·K work).
     """
+    return nearest_segments(points, segments)[0]
+
+
+def nearest_segments(points, segments):
+    """(distance (N,), index (N,)) of each point's nearest segment of (K,2,3)
+    (point_segment_distance, with which segment)."""
     P = _points(points, "points")
     S = _segments(segments, "segments")
     A = S[:, 0]
     D = S[:, 1] - A
     dd = np.einsum("ij,ij->i", D, D)
     inv = np.divide(1.0, dd, out=np.zeros_like(dd), where=dd > 0)
-    out = np.empty(len(P))
+    out, index = np.empty(len(P)), np.empty(len(P), np.int64)
     step = max(1, _CHUNK_ENTRIES // max(1, len(S)))
     for s in range(0, len(P), step):
         p = P[s:s + step, None, :]                      # (n,1,3)
         ap = p - A[None]                                # (n,K,3)
         t = np.clip(np.einsum("nkj,kj->nk", ap, D) * inv, 0.0, 1.0)
         r = ap - t[..., None] * D[None]
-        out[s:s + step] = np.sqrt(np.einsum("nkj,nkj->nk", r, r).min(axis=1))
-    return out
+        d2 = np.einsum("nkj,nkj->nk", r, r)
+        index[s:s + step] = d2.argmin(axis=1)
+        out[s:s + step] = np.sqrt(np.take_along_axis(d2, index[s:s + step, None], axis=1)[:, 0])
+    return out, index
 
 
 def sample_bones(bones, spacing: float) -> np.ndarray:

@@ -12,10 +12,9 @@ least supported bone is merged into the neighbour that continues it most straigh
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
 
-# Nearest-bone queries in chunks of about this many point-bone pairs (memory bound).
-CHUNK_PAIRS = 4_000_000
+from ..metrics import nearest_segments
+from .symmetry import mirror_partners
 
 
 def bone_support(points, pos, par, floating) -> np.ndarray:
@@ -25,16 +24,7 @@ def bone_support(points, pos, par, floating) -> np.ndarray:
     out = np.zeros(len(pos), np.int64)
     if len(bones) == 0 or len(points) == 0:
         return out
-    A, D = pos[par[bones]], pos[bones] - pos[par[bones]]
-    dd = np.einsum("ij,ij->i", D, D)
-    inv = np.divide(1.0, dd, out=np.zeros_like(dd), where=dd > 0)
-    nearest = np.empty(len(points), np.int64)
-    step = max(1, CHUNK_PAIRS // len(bones))
-    for s in range(0, len(points), step):
-        ap = points[s:s + step, None, :] - A[None]
-        t = np.clip(np.einsum("nkj,kj->nk", ap, D) * inv, 0.0, 1.0)
-        r = ap - t[..., None] * D[None]
-        nearest[s:s + step] = np.einsum("nkj,nkj->nk", r, r).argmin(axis=1)
+    _, nearest = nearest_segments(points, np.stack([pos[par[bones]], pos[bones]], axis=1))
     out[bones] = np.bincount(nearest, minlength=len(bones))
     return out
 
@@ -106,15 +96,11 @@ def _prune(j, pos, par, socket, alive) -> bool:
 
 
 def _partners(pos, tolerance) -> np.ndarray:
-    """(n,) each joint's mirror partner (x -> -x, mutual nearest within tolerance), or -1."""
-    out = np.full(len(pos), -1)
+    """(n,) each joint's mirror partner on the other side (symmetry.mirror_partners), or -1."""
     if tolerance is None:
-        return out
-    dist, near = cKDTree(pos).query(pos * np.array([-1.0, 1.0, 1.0]))
-    for i, k in enumerate(near):
-        if k != i and dist[i] <= tolerance and near[k] == i:
-            out[i] = k
-    return out
+        return np.full(len(pos), -1)
+    partner = mirror_partners(pos, tolerance)
+    return np.where(partner == np.arange(len(pos)), -1, partner)
 
 
 def _ordinary(j, par, socket, children) -> bool:

@@ -149,6 +149,15 @@ def _kept_joints(par, socket, kept):
         kept &= ~orphan
 
 
+def mirror_partners(pos, tolerance: float) -> np.ndarray:
+    """(n,) each joint's mirror partner: the joint nearest its mirror image (x -> -x), when
+    that is mutual and within tolerance (a joint on the plane is its own partner); else -1."""
+    pos = np.asarray(pos, dtype=np.float64)
+    dist, near = cKDTree(pos).query(pos * MIRROR)
+    mutual = (dist <= tolerance) & (near[near] == np.arange(len(pos)))
+    return np.where(mutual, near, -1)
+
+
 def mirror_pairs(pos, tolerance: float):
     """Joints of a mirror-symmetric character made exactly symmetric in x = 0.
 
@@ -159,13 +168,10 @@ def mirror_pairs(pos, tolerance: float):
     pos: (n, 3). Returns a new (n, 3) array.
     """
     pos = np.asarray(pos, dtype=np.float64)
-    dist, partner = cKDTree(pos).query(pos * MIRROR)
     out = pos.copy()
-    for i, k in enumerate(partner):
-        if dist[i] > tolerance or partner[k] != i:
-            continue
+    for i, k in enumerate(mirror_partners(pos, tolerance)):
         if k == i:
             out[i, 0] = 0.0
-        else:
+        elif k >= 0:
             out[i] = 0.5 * (pos[i] + pos[k] * MIRROR)
     return out
