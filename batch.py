@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -323,6 +324,31 @@ def entry(task: Task, error: str | None, seconds: float) -> dict:
             "output": str(task.output) if error is None else None, "seconds": round(seconds, 2)}
 
 
+_interrupt = {"held": False, "pending": False}
+
+
+def _raise_interrupt(signum, frame):
+    """SIGINT / SIGTERM handler: KeyboardInterrupt, or, while a child is being started,
+    once it is started (an interrupt between the fork and `running.append` would leave
+    that child running after the batch)."""
+    if _interrupt["held"]:
+        _interrupt["pending"] = True
+        return
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _interrupts_held():
+    _interrupt["held"], _interrupt["pending"] = True, False
+    try:
+        yield
+    finally:
+        _interrupt["held"] = False
+    if _interrupt["pending"]:
+        _interrupt["pending"] = False
+        raise KeyboardInterrupt
+
+
 def run_all(tasks: list[Task], jobs: int, timeout: float, launch, on_done) -> None:
     """Run `launch(task) -> Running` for every task, at most `jobs` at once; `on_done(task,
     entry)` as each ends. On KeyboardInterrupt (or any error) the running children are
@@ -331,7 +357,8 @@ def run_all(tasks: list[Task], jobs: int, timeout: float, launch, on_done) -> No
     try:
         while pending or running:
             while pending and len(running) < jobs:
-                running.append(launch(pending.pop(0)))
+                with _interrupts_held():       # a child just started is in `running` before Ctrl-C acts
+                    running.append(launch(pending.pop(0)))
             time.sleep(POLL_SECONDS)
             for child in list(running):
                 result = poll(child, timeout)
@@ -442,9 +469,6 @@ def check_folders(in_dir: Path, out_dir: Path, report: Path) -> None:
         raise BonesmithError("--out must be another folder than IN_DIR (e.g. a sub-folder of it)")
     check_writable(report)
 
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 def cmd_batch(args) -> int:

@@ -185,6 +185,34 @@ def test_batch_interrupt_stops_the_children(cli_bpy, sample_path, tmp_path, inhe
     assert processes_mentioning(str(tmp_path / "in" / "a.npz")) == []
 
 
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="POSIX signals and sessions")
+def test_interrupt_while_a_child_starts_stops_that_child(tmp_path):
+    # Ctrl-C that lands after the fork but before the batch has noted the child: that child
+    # must be stopped too (it used to run on, and could outlive the batch)
+    import tempfile
+    from bonesmith import batch
+    task = batch.Task(0, tmp_path / "a.npz", "a.npz", tmp_path / "out" / "a.fbx")
+    started = []
+
+    def launch(task):
+        process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+        started.append(process)
+        os.kill(os.getpid(), signal.SIGINT)
+        return batch.Running(task, tmp_path / "partial.fbx", process, tempfile.TemporaryFile(), time.monotonic())
+
+    previous = signal.signal(signal.SIGINT, batch._raise_interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            batch.run_all([task], 1, 60.0, launch, lambda task, entry: None)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert len(started) == 1 and started[0].returncode == -signal.SIGTERM
+
+
 def test_batch_help(cli):
     assert "batch" in cli("--help", timeout=60).stdout
     result = cli("batch", "--help", timeout=60)
