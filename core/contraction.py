@@ -33,9 +33,13 @@ def laplacian(V, F):
 
 
 def _solve_spd(A, B):
-    """Solve A X = B for symmetric positive definite sparse A (SuperLU in symmetric mode)."""
-    lu = spla.splu(A.tocsc(), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                   options={"SymmetricMode": True})
+    """Solve A X = B for symmetric positive definite sparse A (SuperLU in symmetric mode);
+    None when the factorisation finds A singular."""
+    try:
+        lu = spla.splu(A.tocsc(), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                       options={"SymmetricMode": True})
+    except RuntimeError:                      # "Factor is exactly singular"
+        return None
     return lu.solve(B)
 
 
@@ -58,9 +62,11 @@ def contract(V, F, *, wl0: float | None = None, wl_scale: float = 2.0,
     history = [1.0]
     for it in range(max_iterations):
         L = laplacian(Vt, F)
+        if not np.isfinite(L.data).all():     # collapsed triangles the intrinsic Laplacian could not mend
+            break
         A = (wl * wl) * (L.T @ L) + sp.diags(wh * wh)
         Vn = _solve_spd(A, (wh * wh)[:, None] * Vt)
-        if not np.isfinite(Vn).all():
+        if Vn is None or not np.isfinite(Vn).all():     # keep the last contraction that solved
             break
         ratio = triangle_areas(Vn, F).sum() / A0_faces
         Vt = Vn

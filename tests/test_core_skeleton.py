@@ -419,3 +419,26 @@ def test_a_midpoint_subdivided_copy_gets_the_same_rig(character, rig):
     sk = extract_skeleton(V, F)
     assert sk.names == rig.names
     assert np.allclose(sk.joints, rig.joints, atol=1e-6 * np.ptp(V, axis=0).max())
+
+
+def test_contraction_keeps_its_last_good_step_when_the_laplacian_breaks(character, monkeypatch):
+    # a 4k-vertex Quaternius mech collapsed triangles that the intrinsic Laplacian turned
+    # into NaN at the fifth step; the factorisation then raised "Factor is exactly singular"
+    from bonesmith.core import contraction
+    V, F, _ = character
+    Vn = V / np.ptp(V, axis=0).max()
+    two, _ = contraction.contract(Vn, F, max_iterations=2)
+    calls, laplacian = [], contraction.laplacian
+
+    def breaks_at_the_third_step(V, F):
+        calls.append(1)
+        L = laplacian(V, F)
+        if len(calls) == 3:
+            L.data[:7] = np.nan
+        return L
+
+    monkeypatch.setattr(contraction, "laplacian", breaks_at_the_third_step)
+    Vc, info = contraction.contract(Vn, F)
+    assert info["iterations"] == 2 and np.array_equal(Vc, two)
+    singular = contraction.sp.csc_matrix(np.array([[1.0, 1.0], [1.0, 1.0]]))
+    assert contraction._solve_spd(singular, np.ones((2, 3))) is None
