@@ -252,6 +252,8 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
         adj[int(kept[0])]     # a lone node has no edge to put it in the tree
     X = rig.extend_leaves(X, adj, V, F)      # before pruning: a head is long once it reaches its top
     adj = rig.prune_spurs(X, adj, radius, opt["spur_length"] / detail)
+    if symmetric:     # fins in the plane of symmetry, a flat fish's medial sheet
+        adj = rig.prune_plane_sheets(X, adj, V, members, centre=CENTRE_TOLERANCE)
     root = rig.choose_root(X, adj, centroid)
     if symmetric:     # a head is one chain, not a nose beside a crown
         adj = rig.merge_end_clusters(X, adj, root, max_span=opt["head_span"] / detail,

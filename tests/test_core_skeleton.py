@@ -107,6 +107,40 @@ def test_merge_end_clusters_keeps_the_branch_that_goes_on():
         assert set(out) == kept
 
 
+def test_prune_plane_sheets_drops_fins_in_the_plane_only():
+    """A flat branch in the plane of symmetry off a chain running on in the plane goes (a
+    dorsal fin); a round one (a tail) and a flat pair off the plane (pectoral fins) stay."""
+    from bonesmith.core.rig import prune_plane_sheets
+    rng = np.random.default_rng(0)
+
+    def cloud(centre, spread):
+        return np.asarray(centre) + rng.normal(size=(40, 3)) * spread
+
+    X = np.array([[0, y, 0] for y in (0.0, 0.2, 0.4, 0.6, 0.8)]           # spine 0-4
+                 + [[0, 0.4, 0.1], [0, 0.4, 0.2]]                         # fin 5-6 up from 2
+                 + [[0, 0.4, -0.1], [0, 0.4, -0.2]]                       # round branch 7-8 down from 2
+                 + [[0.1, 0.6, 0], [-0.1, 0.6, 0]], dtype=float)          # flat pair 9-10 from 3
+    spreads = [(0.05, 0.05, 0.05)] * 5 + [(0.004, 0.1, 0.03)] * 2 + [(0.03, 0.03, 0.03)] * 2 \
+        + [(0.03, 0.004, 0.1)] * 2
+    clouds = [cloud(x, s) for x, s in zip(X, spreads)]
+    V = np.vstack(clouds)
+    members = np.split(np.arange(len(V)), np.cumsum([len(c) for c in clouds])[:-1])
+    adj = {0: {1}, 1: {0, 2}, 2: {1, 3, 5, 7}, 3: {2, 4, 9, 10}, 4: {3}, 5: {2, 6}, 6: {5},
+           7: {2, 8}, 8: {7}, 9: {3}, 10: {3}}
+    out = prune_plane_sheets(X, adj, V, members, centre=0.02)
+    assert set(out) == set(range(11)) - {5, 6}
+    assert out[2] == {1, 3, 7}
+
+
+def test_a_flat_fish_gets_a_spine_not_its_fins():
+    # Quaternius' Fish3 (CC0, tests/data/ATTRIBUTION.md): a body flat across, fins on top,
+    # below and at the tail; its artist used 6 joints. Its medial sheet used to give 23.
+    d = np.load(SAMPLE.with_name("quat_Fish3.npz"))
+    fish = extract_skeleton(d["verts"], d["faces"])
+    assert is_one_tree(fish.parents) and len(fish.parents) <= 12
+    assert metrics.cd_j2j(fish.joints, d["joints"]) / np.linalg.norm(np.ptp(d["verts"], axis=0)) < 0.07
+
+
 def test_face_winding_does_not_change_the_rig(character, rig):
     """Half the faces flipped (game rips often come so) used to put the root in the head
     and name the legs tails: the winding is made consistent first."""

@@ -26,6 +26,9 @@ LEAF_REACH = 0.85
 # extend_leaves ignores surface hits farther than this (normalised frame) from the leaf;
 # tuned.
 LEAF_MAX_GAP = 0.5
+# prune_plane_sheets: a branch in the plane of symmetry is a sheet (a fin) when its
+# vertices spread less than this across the plane as along it; tuned.
+SHEET_FLATNESS = 0.3
 
 
 def spanning_tree(X, nodes, edges):
@@ -129,6 +132,55 @@ def prune_spurs(X, adj, radius, min_length: float):
                 _remove(adj, path[:-1])
                 changed = True
     return adj
+
+
+def prune_plane_sheets(X, adj, V, members, *, centre: float, flat: float = SHEET_FLATNESS):
+    """A sheet in the plane of symmetry that branches off a chain running on in that
+    plane is no limb: a dorsal or belly fin, a crest, a mane, and the branches a flat
+    fish's body gets all over its medial sheet. Such leaf branches go, shortest first,
+    until none is left; the junction keeps the two longest ways on in the plane.
+
+    A branch counts when all its nodes are on the plane (|x| <= centre), its vertices
+    spread less than `flat` as much across the plane (x) as in it across the branch
+    (_plane_spread), and its junction has two other neighbours on the plane. Ears, fins
+    and wings in pairs are off the plane; a tail or a head is the only other way on
+    from its junction. X: (k, 3) nodes, in the frame whose plane of symmetry is x = 0; V, members:
+    the proxy's vertices and those merged into each node. adj is changed in place and
+    returned. docs/auto_skeleton.md#tree
+    """
+    def on_plane(v):
+        return abs(X[v, 0]) <= centre
+
+    while True:
+        found = []
+        for leaf in [v for v in adj if len(adj[v]) == 1]:
+            path = walk_to_junction(adj, leaf)
+            junction = path[-1]
+            if len(path) < 2 or len(adj[junction]) < 3 or not all(on_plane(v) for v in path):
+                continue
+            if sum(on_plane(u) for u in adj[junction] if u != path[-2]) < 2:
+                continue
+            if _plane_spread(X, V, members, path) < flat:
+                found.append((float(np.linalg.norm(np.diff(X[path], axis=0), axis=1).sum()), path))
+        if not found:
+            return adj
+        _remove(adj, min(found, key=lambda f: f[0])[1][:-1])
+
+
+def _plane_spread(X, V, members, path) -> float:
+    """How thin a branch is across the plane x = 0 for its width in it: the rms offset of
+    its vertices from their nodes in x over that in the plane across the branch. Near 0
+    for a fin in the plane, about 1 for a round tail."""
+    axis = X[path[0]] - X[path[-1]]
+    across = np.cross(axis, [1.0, 0.0, 0.0])
+    norm = np.linalg.norm(across)
+    if norm < 1e-12:                         # a branch straight across the plane
+        return np.inf
+    across /= norm
+    offsets = np.vstack([V[members[k]] - X[k] for k in path[:-1]])
+    thick = float(np.sqrt(np.mean(offsets[:, 0] ** 2)))
+    wide = float(np.sqrt(np.mean((offsets @ across) ** 2)))
+    return thick / max(wide, 1e-12)
 
 
 def merge_end_clusters(X, adj, root, *, max_span: float, centre: float):
