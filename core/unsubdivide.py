@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from .mesh import bbox_diagonal, row_keys, triangle_edges, unique_edges
 
@@ -40,8 +41,83 @@ class Coarse:
 def undo_midpoint_subdivision(V, F, *, tolerance: float = TOLERANCE) -> Coarse | None:
     """The coarsest mesh whose repeated midpoint subdivision is the welded triangle mesh
     (V, F), or None when (V, F) is not a midpoint subdivision. Its interpolation rows are
-    barycentric weights in a coarse triangle (at most 3 non-zeros)."""
+    barycentric weights in a coarse triangle (at most 3 non-zeros). Edges in more than two
+    faces (a fin or a wing glued edge-on to a body) are cut open for the search and
+    joined again in the result."""
     V, F = np.asarray(V, np.float64), np.asarray(F, np.int64)
+    for pair in (True, False):       # the flattest two faces of such an edge joined, or none
+        cut = _cut_open(F, len(V), V, pair=pair)
+        if cut is None:
+            return _undo(V, F, tolerance)
+        coarse = _undo(V[cut[1]], cut[0], tolerance)
+        if coarse is not None:
+            return _joined(coarse, cut[1], len(V))
+    return None
+
+
+def _cut_open(F, n, V, *, pair: bool = True):
+    """(faces, original vertex of each new vertex) with the mesh cut along its edges that
+    have more than two faces, or None when there is no such edge. With `pair`, of such an
+    edge's faces the two that continue each other most flatly stay joined (a body's
+    surface past a fin glued to it; a midpoint subdivision keeps the angles, so a mesh
+    and its subdivision are cut alike); the others become boundaries. Each fan of faces
+    around a vertex joined across the kept edges then gets its own copy of the vertex.
+    (Where fans join again around a vertex the cut mesh may still not be a manifold;
+    undo_midpoint_subdivision then tries the other way or gives up.)"""
+    m = len(F)
+    a = np.concatenate([F[:, k] for k in range(3)])
+    b = np.concatenate([F[:, (k + 1) % 3] for k in range(3)])
+    third = np.concatenate([F[:, (k + 2) % 3] for k in range(3)])
+    corner_a = np.concatenate([3 * np.arange(m) + k for k in range(3)])
+    corner_b = np.concatenate([3 * np.arange(m) + (k + 1) % 3 for k in range(3)])
+    key = np.minimum(a, b) * n + np.maximum(a, b)
+    _, inverse, uses = np.unique(key, return_inverse=True, return_counts=True)
+    if uses.max(initial=0) <= 2:
+        return None
+    by_edge = np.argsort(inverse, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(uses)])
+    pairs = [by_edge[starts[e]:starts[e + 1]] for e in np.flatnonzero(uses == 2)]
+    if pair:
+        pairs += [_flattest_pair(h, a, b, third, V) for h in
+                  (by_edge[starts[e]:starts[e + 1]] for e in np.flatnonzero(uses > 2))]
+    h = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    same = a[h[:, 0]] == a[h[:, 1]]                     # same direction: a with a (an inconsistent winding)
+    left = np.concatenate([corner_a[h[:, 0]], corner_b[h[:, 0]]])
+    right = np.concatenate([np.where(same, corner_a[h[:, 1]], corner_b[h[:, 1]]),
+                            np.where(same, corner_b[h[:, 1]], corner_a[h[:, 1]])])
+    graph = sp.coo_matrix((np.ones(len(left)), (left, right)), shape=(3 * m, 3 * m))
+    _, label = connected_components(graph, directed=False)
+    _, first, new = np.unique(label, return_index=True, return_inverse=True)
+    return new.reshape(m, 3), F.reshape(-1)[first]
+
+
+def _flattest_pair(half_edges, a, b, third, V):
+    """The two of an edge's half-edges (one per face) whose faces continue each other
+    most flatly: their third corners, seen from the edge, most nearly opposite."""
+    e = V[b[half_edges[0]]] - V[a[half_edges[0]]]
+    e = e / max(np.linalg.norm(e), 1e-300)
+    wing = V[third[half_edges]] - V[a[half_edges]]
+    wing -= np.outer(wing @ e, e)
+    wing /= np.maximum(np.linalg.norm(wing, axis=1, keepdims=True), 1e-300)
+    same_way = a[half_edges][:, None] == a[half_edges][None, :]       # not a consistently wound pair
+    cos = wing @ wing.T + 3.0 * np.eye(len(half_edges)) + 2.0 * same_way
+    i, j = np.unravel_index(np.argmin(cos), cos.shape)
+    return half_edges[[i, j]]
+
+
+def _joined(coarse: Coarse, original, n) -> Coarse:
+    """A Coarse of the cut-open mesh (_cut_open) on the original vertices: copies of one
+    vertex are one again."""
+    index, merged = np.unique(original[coarse.index], return_inverse=True)
+    join = sp.csr_matrix((np.ones(len(merged)), (np.arange(len(merged)), merged)),
+                         shape=(len(merged), len(index)))
+    copy = np.zeros(n, np.int64)
+    copy[original[::-1]] = np.arange(len(original))[::-1]    # each vertex's first copy
+    return Coarse(index, merged[coarse.faces], (coarse.interp[copy] @ join).tocsr(), coarse.levels)
+
+
+def _undo(V, F, tolerance):
+    """undo_midpoint_subdivision on a mesh without edges in more than two faces."""
     tol = tolerance * max(bbox_diagonal(V), 1e-300)
     index, P, levels = np.arange(len(V)), None, 0
     while (step := _undo_once(V[index], F, tol)) is not None:

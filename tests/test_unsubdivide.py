@@ -54,6 +54,27 @@ def test_undo_keeps_seams_and_degenerate_faces():
     assert c is not None and c.levels == 2 and len(c.index) == len(used) and len(c.faces) == len(F)
 
 
+@pytest.mark.parametrize("levels", [1, 2])
+@pytest.mark.parametrize("fins", [1, 2])
+def test_undo_through_fins_glued_on_an_edge(levels, fins):
+    """Low-poly animals glue a fin or a crest edge-on to the body: edges with three or four
+    faces. The tube's own faces stay one surface, the fins are cut off for the search and
+    joined again; the interpolation is still exact."""
+    V, F = cylinder(rings=6, segments=8)
+    a, b = F[len(F) // 2, 0], F[len(F) // 2, 1]          # an edge half way up the tube
+    mid = V[[a, b]].mean(axis=0)
+    out = np.r_[mid[:2], 0.0] / np.linalg.norm(mid[:2])
+    for k in range(fins):                     # a triangle standing out from the edge, each tilted
+        V = np.vstack([V, mid + 0.3 * out + [0.0, 0.0, 0.1 * (2 * k - 1)]])
+        F = np.vstack([F, [b, a, len(V) - 1]])
+    Vs, Fs = subdivided(V, F, levels)
+    c = undo_midpoint_subdivision(Vs, Fs)
+    assert c is not None and c.levels == levels
+    assert len(c.index) == len(V) and len(c.faces) == len(F)
+    assert as_rows(Vs[c.index]) == as_rows(V)
+    assert np.allclose(c.interp @ Vs[c.index], Vs)
+
+
 def test_meshes_that_are_no_subdivision_are_left_alone():
     V, F = cylinder(rings=6, segments=8)
     assert undo_midpoint_subdivision(V, F) is None
