@@ -76,11 +76,11 @@ def _cut_open(F, n, V, *, pair: bool = True):
         return None
     by_edge = np.argsort(inverse, kind="stable")
     starts = np.concatenate([[0], np.cumsum(uses)])
-    pairs = [by_edge[starts[e]:starts[e + 1]] for e in np.flatnonzero(uses == 2)]
+    two = starts[:-1][uses == 2]
+    h = np.column_stack([by_edge[two], by_edge[two + 1]])     # the two half-edges of each two-face edge
     if pair:
-        pairs += [_flattest_pair(h, a, b, third, V) for h in
-                  (by_edge[starts[e]:starts[e + 1]] for e in np.flatnonzero(uses > 2))]
-    h = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        h = np.vstack([h] + [_flattest_pair(by_edge[starts[e]:starts[e + 1]], a, b, third, V)[None]
+                             for e in np.flatnonzero(uses > 2)])
     same = a[h[:, 0]] == a[h[:, 1]]                     # same direction: a with a (an inconsistent winding)
     left = np.concatenate([corner_a[h[:, 0]], corner_b[h[:, 0]]])
     right = np.concatenate([np.where(same, corner_a[h[:, 1]], corner_b[h[:, 1]]),
@@ -111,9 +111,11 @@ def _joined(coarse: Coarse, original, n) -> Coarse:
     index, merged = np.unique(original[coarse.index], return_inverse=True)
     join = sp.csr_matrix((np.ones(len(merged)), (np.arange(len(merged)), merged)),
                          shape=(len(merged), len(index)))
-    copy = np.zeros(n, np.int64)
+    copy = np.full(n, -1)
     copy[original[::-1]] = np.arange(len(original))[::-1]    # each vertex's first copy
-    return Coarse(index, merged[coarse.faces], (coarse.interp[copy] @ join).tocsr(), coarse.levels)
+    in_faces = sp.diags((copy >= 0).astype(float))            # a vertex in no face: a zero row
+    interp = in_faces @ coarse.interp[np.maximum(copy, 0)] @ join
+    return Coarse(index, merged[coarse.faces], interp.tocsr(), coarse.levels)
 
 
 def _undo(V, F, tolerance):

@@ -27,7 +27,7 @@ LEAF_REACH = 0.85
 # tuned.
 LEAF_MAX_GAP = 0.5
 # prune_plane_sheets: a branch in the plane of symmetry is a sheet (a fin) when its
-# vertices spread less than this across the plane as along it; tuned.
+# vertices spread less than this across the plane as in it, across the branch; tuned.
 SHEET_FLATNESS = 0.3
 
 
@@ -144,9 +144,9 @@ def prune_plane_sheets(X, adj, V, members, *, centre: float, flat: float = SHEET
     spread less than `flat` as much across the plane (x) as in it across the branch
     (_plane_spread), and its junction has two other neighbours on the plane. Ears, fins
     and wings in pairs are off the plane; a tail or a head is the only other way on
-    from its junction. X: (k, 3) nodes, in the frame whose plane of symmetry is x = 0; V, members:
-    the proxy's vertices and those merged into each node. adj is changed in place and
-    returned. docs/auto_skeleton.md#tree
+    from its junction. X: (k, 3) nodes, in the frame whose plane of symmetry is x = 0;
+    V, members: the proxy's vertices and those merged into each node. adj is changed in
+    place and returned. docs/auto_skeleton.md#tree
     """
     def on_plane(v):
         return abs(X[v, 0]) <= centre
