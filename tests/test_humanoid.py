@@ -234,6 +234,19 @@ def test_a_posed_arms_are_named_arms(sample):
     assert hands and all(n.startswith("arm") for n in hands), hands
 
 
+def test_an_arm_chain_starting_on_the_spine_is_named_by_its_limb():
+    """0 A.D.'s A-posed soldiers: the arm chain's first bone (a clavicle) starts on the
+    spine's plane, so it is not in the limb's bones, and the whole chain, pointing down,
+    was named `leg2_01.L`; a chain is now named by any of its bones' limb."""
+    from bonesmith.core.rig import bone_names
+    heads = np.array([[0, 0, 0], [0, 0, 0.5], [0, 0, 1.0], [0.2, 0, 0.9], [0.3, 0, 0.5]], dtype=float)
+    tails = np.array([[0, 0, 0.5], [0, 0, 1.0], [0.2, 0, 0.9], [0.3, 0, 0.5], [0.35, 0, 0.1]], dtype=float)
+    parents = np.array([-1, 0, 1, 2, 3])
+    assert bone_names(heads, tails, parents, side_tolerance=0.02)[2].startswith("leg")   # by direction
+    names = bone_names(heads, tails, parents, side_tolerance=0.02, limbs={3: "arm", 4: "arm"})
+    assert [n.split("_")[0] for n in names[2:]] == ["arm"] * 3 and names[2].endswith(".L")
+
+
 def _depth_share(point, V):
     """Where `point` lies front (-y, 0) to back (+y, 1) in the body's depth at its height:
     the vertices within 5 % of the width beside it and 2 % of the height above and below

@@ -134,8 +134,9 @@ def _chain_label(heads, tails, parents, roots, chain, side_tolerance, limbs):
     side = ".L" if mid_x > side_tolerance else ".R" if mid_x < -side_tolerance else ""
     d = b - a
     n = np.linalg.norm(d) + 1e-12
-    if side and chain[0] in limbs:
-        return limbs[chain[0]], side
+    limb = next((limbs[c] for c in chain if c in limbs), None)
+    if side and limb:        # a chain from the spine whose first bone is on its plane (a clavicle) too
+        return limb, side
     if side:
         return ("leg" if d[2] < -LEG_DOWN_Z * n else "arm"), side
     ahead = d[2] > AHEAD_FRACTION * n or d[1] < -AHEAD_FRACTION * n      # up, or forward (-Y) for animals
