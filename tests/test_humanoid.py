@@ -169,6 +169,44 @@ def test_snap_limbs_moves_one_joint_per_landmark_and_drops_the_ones_between():
     np.testing.assert_allclose(T[-1], tails[-1])                  # the hand still ends at the tip
 
 
+def test_snap_limbs_gives_a_leg_its_knee_ankle_and_foot_only():
+    """A boxy low-poly foot gave the generic leg a toe chain and a heel spur below the
+    ankle (0 A.D.'s soldiers: 9-10 joints a leg, their artists 3). Below the hip socket a
+    leg is now the knee, the ankle and a foot bone to the toe tip."""
+    from bonesmith.core.rig import humanoid
+    line = lambda a, b, n=9: np.linspace(a, b, n)  # noqa: E731
+    chest = np.array([0.0, 0, 1])
+    leg = np.vstack([line([0.1, 0, 0.5], [0.1, 0, 0.06]), [[0.1, -0.15, 0.0]]])     # down, then the foot
+    paths = {"spine": line([0, 0, 0.5], chest), "head": line(chest, [0, 0, 1.3]),
+             "arm.L": line(chest, [0.8, 0, 1]), "arm.R": line(chest, [-0.8, 0, 1]),
+             "leg.L": leg, "leg.R": leg * [-1, 1, 1]}
+    human = humanoid.Humanoid(paths)
+    heads = [[0, 0, 0.5]] + [[0.1, 0, z] for z in np.linspace(0.5, 0.06, 9)]        # pelvis, leg joints
+    parents = list(range(-1, 9))
+    heads += [[0.1, -0.04, 0.03], [0.1, -0.075, 0.01], [0.1, 0.04, 0.02]]            # toe chain, heel spur
+    parents += [9, 10, 9]
+    heads, parents = np.array(heads, dtype=float), np.array(parents)
+    tails = np.array([heads[np.flatnonzero(parents == j)[0]] if (parents == j).any() else heads[j] + [0, -0.02, 0]
+                      for j in range(len(heads))])
+    H, T, P = humanoid.snap_limbs(heads, tails, parents, human, diagonal=1.0)
+    landmarks = humanoid.standard_joints(human)
+    hip = int(np.argmin(np.linalg.norm(H - landmarks["thigh.L"], axis=1)))
+    chain = [hip]
+    while (kids := np.flatnonzero(P == chain[-1])).size:
+        assert len(kids) == 1
+        chain.append(int(kids[0]))
+    np.testing.assert_allclose(H[chain[1:]], [landmarks["shin.L"], landmarks["foot.L"]])
+    np.testing.assert_allclose(T[chain[-1]], landmarks["toe_tip.L"])
+    assert len(H) == 4                                           # pelvis, hip socket, knee, ankle
+    # where the generic rig bends at the ball of the foot (toes modelled), a toe bone too
+    heads[11] = landmarks["toe.L"]
+    tails = np.array([heads[np.flatnonzero(parents == j)[0]] if (parents == j).any() else heads[j] + [0, -0.02, 0]
+                      for j in range(len(heads))])
+    H, T, P = humanoid.snap_limbs(heads, tails, parents, human, diagonal=1.0)
+    assert len(H) == 5 and P[-1] == len(H) - 2
+    np.testing.assert_allclose([H[-1], T[-1]], [landmarks["toe.L"], landmarks["toe_tip.L"]])
+
+
 def robed_rig(pelvis_z: float):
     """A generic rig (heads, tails, parents, outline points) of a humanoid 1.8 tall whose
     legs branch at `pelvis_z` (from the short root bone's tail): at 0.3 a robe's hem (the

@@ -76,6 +76,7 @@ SIDED = {"shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "t
 # from one is left where it is.
 SNAP_ROLES = ("upper_arm", "forearm", "hand", "thigh", "shin", "foot")
 SNAP_REACH = 0.08
+TOE_REACH = 0.02           # a generic joint this close (share of the diagonal) to the ball of the foot: a toe bone
 SIDE_SHARE = 0.5           # a joint moved to a landmark lies at least this share of its distance from x = 0
 CENTRE_SHARE = 0.02        # a joint this close (share of the diagonal) to x = 0 is on the spine's plane
 PATHS = {role: path for role, path, _ in LANDMARKS}
@@ -264,7 +265,8 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     the limb's tip), on the landmark's side at least SIDE_SHARE of its distance from the
     plane x = 0, not the root and not moved already, moves onto it if it is within
     SNAP_REACH x `diagonal`; then a chain's single-child joints between two moved joints
-    are dropped (_drop_between). Legs hidden under a robe keep their joints. The root
+    are dropped (_drop_between), and each leg below its moved hip socket becomes knee,
+    ankle and foot (_standard_legs). Legs hidden under a robe keep their joints. The root
     and the joints of the spine, neck and head move to the middle of the body's depth
     (_spine_to_depth).
     Returns (heads, tails, parents)."""
@@ -291,7 +293,53 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
             H[j] = target
             moved.append(j)
     _spine_to_depth(H, T, humanoid, diagonal)
-    return _drop_between(H, T, P, set(moved))
+    H, T, P = _drop_between(H, T, P, set(moved))
+    if not humanoid.hidden_legs:
+        H, T, P = _standard_legs(H, T, P, landmarks, diagonal)
+    return H, T, P
+
+
+def _standard_legs(H, T, P, landmarks, diagonal):
+    """Each leg below its hip socket (a joint moved onto the thigh landmark) as artists rig
+    it: knee, ankle, a foot bone to the toe tip, and a toe joint at the ball of the foot
+    where the generic rig had a joint within TOE_REACH of it on either side (toes
+    modelled; both sides alike). A boxy low-poly foot gave the generic leg toe chains and
+    heel spurs. Legs with fewer joints than that below the hip keep them (never a joint
+    the generic rig, with its bone support, did not give)."""
+    hips = {side: np.flatnonzero(np.linalg.norm(H - landmarks["thigh" + side], axis=1) < 1e-9 * diagonal)
+            for side in (".L", ".R")}
+    hips = {side: int(j[0]) for side, j in hips.items() if len(j) == 1}
+    below = {side: _descendants(P, j) for side, j in hips.items()}
+    toe = any(len(b) and np.linalg.norm(H[b] - landmarks["toe" + side], axis=1).min() < TOE_REACH * diagonal
+              for side, b in below.items())
+    chain = (("shin", "foot"), ("foot", "toe"), ("toe", "toe_tip")) if toe else (("shin", "foot"), ("foot", "toe_tip"))
+    if any(len(b) < len(chain) for b in below.values()):
+        return H, T, P               # fewer joints already (a box for a leg): nothing to add without vertices
+    keep = np.ones(len(P), dtype=bool)
+    for b in below.values():
+        keep[b] = False
+    index = np.cumsum(keep) - 1
+    H, T = list(H[keep]), list(T[keep])
+    P = list(np.where(P[keep] >= 0, index[np.maximum(P[keep], 0)], -1))
+    for side, hip in hips.items():
+        parent = int(index[hip])
+        T[parent] = landmarks["shin" + side]
+        for role, end in chain:
+            H.append(landmarks[role + side])
+            T.append(landmarks[end + side])
+            P.append(parent)
+            parent = len(P) - 1
+    return np.array(H), np.array(T), np.array(P, dtype=np.int64)
+
+
+def _descendants(P, j) -> np.ndarray:
+    """Every joint below joint j (parents P)."""
+    out, stack = [], [j]
+    while stack:
+        children = np.flatnonzero(P == stack.pop())
+        out.extend(children.tolist())
+        stack.extend(children.tolist())
+    return np.array(out, dtype=np.int64)
 
 
 def _spine_to_depth(H, T, humanoid: Humanoid, diagonal: float):
