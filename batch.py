@@ -470,7 +470,6 @@ def check_folders(in_dir: Path, out_dir: Path, report: Path) -> None:
     check_writable(report)
 
 
-
 def cmd_batch(args) -> int:
     shard, jobs = check_options(args)
     report = report_path(args.out, shard)
