@@ -12,6 +12,7 @@ torch is imported only when a run is distributed.
 """
 from __future__ import annotations
 
+import gc
 import os
 
 import numpy as np
@@ -86,8 +87,12 @@ class Group:
             self.torch.distributed.barrier()
 
     def close(self) -> None:
-        """Ends the process group if this Group started it."""
+        """Ends the process group if this Group started it. A DistributedDataParallel
+        model lives in reference cycles; collected only at interpreter exit, after the
+        group is gone, its gloo work can abort the process ("terminate called without an
+        active exception", seen once in CI under load), so it is collected first."""
         if self._created and self.torch.distributed.is_initialized():
+            gc.collect()
             self.torch.distributed.destroy_process_group()
             self._created = False
 
