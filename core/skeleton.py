@@ -89,7 +89,7 @@ DEFAULTS = dict(
     bone_length=0.10,      # target bone length at detail 1
     merge_length=0.025,    # internal bones shorter than this are merged
     min_support=2,         # vertices a bone needs nearest to it (÷ detail, rounded up); 0: no budget (rig.budget)
-    limb_landmarks=True,   # a humanoid's generic rig bends at its elbows, knees ... (rig.humanoid.snap_limbs)
+    limb_landmarks=True,   # a humanoid's generic rig bends at its elbows, knees ..., legs knee-ankle-foot (rig.humanoid.snap_limbs)
 )
 
 
