@@ -81,15 +81,15 @@ def tensors(torch, ch) -> dict:
 
 
 def network(torch, params: dict, hops: list, context: bool):
-    """The shipped network's maths (core/skinning/network.py: forward), plus the
+    """train-skin's network (core/skinning/train.py: TorchSkinNet), plus the
     message-passing head when `context`."""
+    from bonesmith.core.skinning.train import TorchSkinNet
     nn = torch.nn
 
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
-            for name, value in params.items():
-                self.register_parameter(name, nn.Parameter(torch.tensor(np.asarray(value, np.float32))))
+            self.base = TorchSkinNet(params)
             embed = params["W1b"].shape[1]
             if context:
                 self.head1 = nn.Linear(embed * (2 + len(hops)) + 2 * len(hops) + 2, 32)
@@ -98,17 +98,11 @@ def network(torch, params: dict, hops: list, context: bool):
                 nn.init.zeros_(self.head2.bias)
 
         def forward(self, t, n_bones):
-            s, c, valid, lp = t["shared"], t["cand"], t["valid"], t["logprior"]
-            n, k, _ = c.shape
-            ds = s.shape[1]
-            e = torch.tanh((s @ self.W1a[:ds])[:, None, :] + c @ self.W1a[ds:] + self.b1a) @ self.W1b + self.b1b
-            g = torch.where(valid[..., None], e, torch.full_like(e, -1e9)).amax(dim=1)
-            E = e.shape[2]
-            pre2 = e @ self.W2a[:E] + (g @ self.W2a[E:])[:, None, :] + self.b2a
-            logits = self.alpha[0] * lp + (torch.tanh(pre2) @ self.W2b)[..., 0] + self.b2b[0]
-            logits = torch.where(valid, logits, torch.full_like(logits, -1e9))
+            valid, lp = t["valid"], t["logprior"]
+            e, g, logits = self.base.parts(t["shared"], t["cand"], valid, lp)
             if not context:
                 return torch.log_softmax(logits, dim=1)
+            n, k = logits.shape
             p0 = torch.softmax(logits, dim=1) * valid
             cand, A = t["candidates"], t["A"]
             P = torch.zeros(n, n_bones).scatter_add(1, cand, p0)                        # the network's weights

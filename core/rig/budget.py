@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..metrics import nearest_segments
+from .graph import compact_parents
 from .symmetry import mirror_partners
 
 
@@ -58,7 +59,7 @@ def prune_unsupported(pos, par, rad, socket, points, min_support: int, pair_tole
     stuck = np.zeros(len(pos), bool)
     while True:
         support = np.zeros(len(pos), np.int64)
-        support[alive] = bone_support(points, pos[alive], _compact(par, alive), socket[alive])
+        support[alive] = bone_support(points, pos[alive], compact_parents(par, alive), socket[alive])
         paired = partner >= 0
         paired[paired] = alive[partner[paired]]
         support[paired] = np.minimum(support[paired], support[partner[paired]])
@@ -71,7 +72,7 @@ def prune_unsupported(pos, par, rad, socket, points, min_support: int, pair_tole
             if alive[k] and not _prune(k, pos, par, socket, alive):
                 stuck[k] = True
     keep = np.flatnonzero(alive)
-    return pos[keep], _compact(par, alive), rad[keep], socket[keep]
+    return pos[keep], compact_parents(par, alive), rad[keep], socket[keep]
 
 
 def _prune(j, pos, par, socket, alive) -> bool:
@@ -121,10 +122,3 @@ def _turn(pos, a, b, c) -> float:
     if nu == 0 or nv == 0:
         return 0.0
     return float(np.arccos(np.clip(u @ v / (nu * nv), -1.0, 1.0)))
-
-
-def _compact(par, alive) -> np.ndarray:
-    """Parents of the alive joints, renumbered among them (order kept: parents first)."""
-    index = np.cumsum(alive) - 1
-    kept = par[alive]
-    return np.where(kept >= 0, index[np.maximum(kept, 0)], -1)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Graph helpers shared by the refinement stages: adjacency sets, edge lists, components.
+"""Graph helpers shared by the refinement stages: adjacency sets, edge lists, components,
+and on parent arrays (joint -> parent joint, -1 for the root): subtrees, renumbering.
 
 A skeleton graph is a dict node -> set of neighbour nodes (a defaultdict(set), so
 that looking a node up adds it with no neighbours).
@@ -47,3 +48,23 @@ def node_components(n, edges):
     """Connected-component label of each of n nodes joined by edges (E, 2): returns (n,) ints
     (core.mesh.edge_components' labels: 0, 1, ... in order of each component's lowest node)."""
     return edge_components(n, edges)[1]
+
+
+def descendants(parents, j) -> np.ndarray:
+    """Every joint below joint j of a tree given by its parent array."""
+    parents = np.asarray(parents)
+    out, stack = [], [int(j)]
+    while stack:
+        children = np.flatnonzero(parents == stack.pop())
+        out.extend(children.tolist())
+        stack.extend(children.tolist())
+    return np.array(out, dtype=np.int64)
+
+
+def compact_parents(parents, keep) -> np.ndarray:
+    """The kept joints' parents (keep (n,) bool) renumbered among the kept joints, in order;
+    a parent that is not kept becomes -1."""
+    parents, keep = np.asarray(parents), np.asarray(keep, dtype=bool)
+    index = np.where(keep, np.cumsum(keep) - 1, -1)
+    kept = parents[keep]
+    return np.where(kept >= 0, index[np.maximum(kept, 0)], -1)

@@ -27,6 +27,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from .bones import END_REACH
+from .graph import compact_parents, descendants
 from .symmetry import MIRROR
 
 # Leaves that branch apart this close to both of them (tree distance, fraction of the
@@ -309,7 +310,7 @@ def _standard_legs(H, T, P, landmarks, diagonal):
     hips = {side: np.flatnonzero(np.linalg.norm(H - landmarks["thigh" + side], axis=1) < 1e-9 * diagonal)
             for side in (".L", ".R")}
     hips = {side: int(j[0]) for side, j in hips.items() if len(j) == 1}
-    below = {side: _descendants(P, j) for side, j in hips.items()}
+    below = {side: descendants(P, j) for side, j in hips.items()}
     toe = any(len(b) and np.linalg.norm(H[b] - landmarks["toe" + side], axis=1).min() < TOE_REACH * diagonal
               for side, b in below.items())
     chain = (("shin", "foot"), ("foot", "toe"), ("toe", "toe_tip")) if toe else (("shin", "foot"), ("foot", "toe_tip"))
@@ -319,8 +320,7 @@ def _standard_legs(H, T, P, landmarks, diagonal):
     for b in below.values():
         keep[b] = False
     index = np.cumsum(keep) - 1
-    H, T = list(H[keep]), list(T[keep])
-    P = list(np.where(P[keep] >= 0, index[np.maximum(P[keep], 0)], -1))
+    H, T, P = list(H[keep]), list(T[keep]), list(compact_parents(P, keep))
     for side, hip in hips.items():
         parent = int(index[hip])
         T[parent] = landmarks["shin" + side]
@@ -330,16 +330,6 @@ def _standard_legs(H, T, P, landmarks, diagonal):
             P.append(parent)
             parent = len(P) - 1
     return np.array(H), np.array(T), np.array(P, dtype=np.int64)
-
-
-def _descendants(P, j) -> np.ndarray:
-    """Every joint below joint j (parents P)."""
-    out, stack = [], [j]
-    while stack:
-        children = np.flatnonzero(P == stack.pop())
-        out.extend(children.tolist())
-        stack.extend(children.tolist())
-    return np.array(out, dtype=np.int64)
 
 
 def _spine_to_depth(H, T, humanoid: Humanoid, diagonal: float):
@@ -367,10 +357,6 @@ def limb_bones(heads, parents, humanoid: Humanoid, side_tolerance: float) -> dic
     everything hanging from them (fingers, toes). Naming uses it (naming.bone_names)."""
     H, P = np.asarray(heads, dtype=np.float64), np.asarray(parents, dtype=np.int64)
     landmarks = standard_joints(humanoid)
-    children = [[] for _ in range(len(P))]
-    for j, p in enumerate(P):
-        if p >= 0:
-            children[p].append(j)
     out = {}
     for limb, tip in (("arm", "hand_tip"), ("leg", "toe_tip")):
         for side in (".L", ".R"):
@@ -379,11 +365,9 @@ def limb_bones(heads, parents, humanoid: Humanoid, side_tolerance: float) -> dic
                 if abs(H[j, 0]) <= side_tolerance or P[j] < 0:
                     break
                 start = j
-            stack = [start] if start is not None else []
-            while stack:
-                j = stack.pop()
-                out.setdefault(j, limb)
-                stack.extend(children[j])
+            if start is not None:
+                for j in [start, *descendants(P, start).tolist()]:
+                    out.setdefault(j, limb)
     return out
 
 
@@ -411,8 +395,7 @@ def _drop_between(H, T, P, moved: set):
             up[j] = u
             if children[u] == 1:
                 T[u] = H[j]
-    index = np.cumsum(keep) - 1
-    return H[keep], T[keep], np.where(up[keep] >= 0, index[np.maximum(up[keep], 0)], -1)
+    return H[keep], T[keep], compact_parents(up, keep)
 
 
 def _with_heels(heads, tails, parents, roles):

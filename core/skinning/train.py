@@ -89,7 +89,9 @@ def TorchSkinNet(params: dict):
             for name in PARAM_NAMES:
                 self.register_parameter(name, nn.Parameter(torch.tensor(np.asarray(params[name], np.float32))))
 
-        def forward(self, shared, cand, valid, logprior):
+        def parts(self, shared, cand, valid, logprior):
+            """(per-candidate embeddings e (n,K,E), pooled g (n,E), logits (n,K) with the
+            invalid candidates at -1e9): what forward turns into probabilities."""
             n, k, dc = cand.shape
             ds = shared.shape[1]
             flat = lambda a: a.reshape(n * k, a.shape[2])          # noqa: E731 - 2-D matmuls
@@ -101,8 +103,10 @@ def TorchSkinNet(params: dict):
             pre2 = (flat(e) @ self.W2a[:E]).reshape(n, k, -1) + (g @ self.W2a[E:])[:, None, :] + self.b2a
             score = (flat(torch.tanh(pre2)) @ self.W2b).reshape(n, k) + self.b2b[0]
             logits = self.alpha[0] * logprior + score
-            logits = torch.where(valid, logits, torch.full_like(logits, -1e9))
-            return torch.log_softmax(logits, dim=1)          # log-probabilities (n,K)
+            return e, g, torch.where(valid, logits, torch.full_like(logits, -1e9))
+
+        def forward(self, shared, cand, valid, logprior):
+            return torch.log_softmax(self.parts(shared, cand, valid, logprior)[2], dim=1)   # log-probabilities (n,K)
 
         def numpy_params(self) -> dict:
             return {k: v.detach().cpu().numpy().astype(np.float32).copy()
