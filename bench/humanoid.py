@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -63,6 +64,51 @@ def artist_landmarks(names, joints) -> dict:
     return out
 
 
+# artist digit bones: Mixamo LeftHandIndex1, Unreal index_01_l, MakeHuman finger2-1.L
+# (1 = thumb), Quaternius Index1.L / PinkyFinger1.L -> (side, digit, number)
+DIGIT_PATTERNS = (
+    (re.compile(r"^(Left|Right)Hand(Thumb|Index|Middle|Ring|Pinky)(\d)$"), (0, 1, 2)),
+    (re.compile(r"^(thumb|index|middle|ring|pinky)_0(\d)_(l|r)$"), (2, 0, 1)),
+    (re.compile(r"^finger([1-5])-(\d)\.(L|R)$"), (2, 0, 1)),
+    (re.compile(r"^(Thumb|Index|Middle|Ring|Pinky)(?:Finger)?(\d)\.(L|R)$"), (2, 0, 1)),
+)
+DIGITS = ("thumb", "index", "middle", "ring", "pinky")
+
+
+def artist_digits(names, joints) -> dict:
+    """(digit, ".L"/".R") -> the artist's joints of that digit, base first, for hands with
+    four or five named digits (mittens with a thumb are not scored)."""
+    found = {}
+    for k, name in enumerate(names):
+        plain = str(name).split(":")[-1]
+        for pattern, (s, d, n) in DIGIT_PATTERNS:
+            m = pattern.match(plain)
+            if m:
+                side = ".L" if m.group(s + 1)[0] in "Ll" else ".R"
+                digit = m.group(d + 1).lower()
+                digit = DIGITS[int(digit) - 1] if digit.isdigit() else digit
+                found.setdefault((digit, side), []).append((int(m.group(n + 1)), joints[k]))
+                break
+    hands = {side: sum(1 for _, s in found if s == side) for side in (".L", ".R")}
+    return {key: np.array([p for _, p in sorted(v, key=lambda t: t[0])])
+            for key, v in found.items() if hands[key[1]] >= 4}
+
+
+def finger_errors(mine: dict, theirs: dict, swapped: bool, diag: float) -> list:
+    """% of the diagonal per scored digit joint: each artist digit's last joints (up to
+    three) against ours, from the tip back (the artists number from the metacarpal or
+    the knuckle; the joints nearest the tip are the phalanges in every convention)."""
+    out = []
+    for (digit, side), points in theirs.items():
+        side = {".L": ".R", ".R": ".L"}[side] if swapped else side
+        ours = [mine.get(f"{digit}{k}{side}") for k in (1, 2, 3)]
+        if ours[0] is None:
+            continue
+        for a, b in zip(ours[::-1], points[::-1][:3]):
+            out.append(float(np.linalg.norm(a - b) / diag * 100))
+    return out
+
+
 def categories(data: Path) -> dict:
     with open(data / "MANIFEST.tsv") as fh:
         return {r["name"]: r["category"] for r in csv.DictReader(fh, delimiter="\t")}
@@ -92,6 +138,13 @@ def run(path: Path) -> dict:
         for role, point in theirs.items():
             if role in mine:
                 out["errors"][role] = float(np.linalg.norm(mine[role] - point) / diag * 100)
+        digits = artist_digits(rec["joint_names"], rec["joints"])
+        artist = {side for _, side in digits}
+        if out["sides_swapped"]:
+            artist = {swap("x" + side)[1:] for side in artist}
+        ours = {role[-2:] for role in mine if role.startswith("index1")}
+        out["hands"] = (len(ours & artist), len(artist), len(ours - artist))
+        out["fingers"] = finger_errors(mine, digits, out["sides_swapped"], diag)
     return out
 
 
@@ -186,9 +239,13 @@ def report(results, cats) -> str:
         if per:
             means = [float(np.mean(r_e)) for r_e in
                      ([e for role, e in r["errors"].items() if role.split(".")[0] in SCORED] for r in scored)]
+            fingers = [np.mean(r["fingers"]) for r in scored if r.get("fingers")]
+            hands = np.sum([r["hands"] for r in scored], axis=0)
             lm_rows.append([source, len(scored), f"{np.mean(means):.2f}"]
                            + [f"{np.mean(per[k]):.2f}" if k in per else "–"
-                              for k in ("shoulder", "elbow", "wrist", "hip", "knee", "ankle", "head")])
+                              for k in ("shoulder", "elbow", "wrist", "hip", "knee", "ankle", "head")]
+                           + [f"{hands[0]} / {hands[1]}", str(hands[2]),
+                              f"{np.mean(fingers):.2f}" if fingers else "–"])
     wrong = [r["record"] for r in results if r["humanoid"] and cats[r["record"]] != "humanoid"]
     swapped = [r["record"] for r in results if r.get("sides_swapped")]
     missed = [r["record"] for r in results if not r["humanoid"] and cats[r["record"]] == "humanoid"]
@@ -198,7 +255,8 @@ def report(results, cats) -> str:
             + "\n\nNamed landmarks, % of the bounding-box diagonal (recognised humanoids whose rig "
               "names them; mean per character, then over characters)\n\n"
             + markdown_table(["source", "characters", "mean", "shoulder", "elbow", "wrist", "hip",
-                              "knee", "ankle", "head"], lm_rows)
+                              "knee", "ankle", "head", "fingers found / artist's five-finger hands",
+                              "fingers on other hands", "finger joints"], lm_rows)
             + f"\n\ncalled humanoid, labelled otherwise: {', '.join(wrong) or 'none'}\n"
             + f"missed: {', '.join(missed) or 'none'}\n"
             + f"left/right named the other way round than the character faces (compared by side): "

@@ -101,7 +101,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     detail: 1.0 = default joint density; 2.0 roughly doubles joints per chain.
     naming: "bonesmith" (generic names: spine_01, arm_02.L ...) or a humanoid preset,
     "mixamo", "unreal", "unity", "rigify": a humanoid then gets the standard humanoid
-    skeleton with that preset's names (rigify: a metarig, with heel bones); anything
+    skeleton with that preset's names (and three bones a digit on hands with separable
+    fingers; rigify: a metarig, with heel and palm bones); anything
     else keeps the generic skeleton and names. info["humanoid"] says whether the mesh was
     recognised as one; info["roles"] gives each standard bone's role ("forearm.L").
     progress: optional callable(fraction: float, message: str); it may raise
@@ -158,10 +159,11 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
     surface = (V, F) if len(V) < len(mesh.vertices) else (mesh.vertices, mesh.surface_faces)   # decimated: the proxy
     human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
-                                   inside=lambda P: rig.clearly_inside(P @ upright, *surface))
+                                   inside=lambda P: rig.clearly_inside(P @ upright, *surface),
+                                   faces=mesh.faces if naming != "bonesmith" else None)   # for the fingers
     roles = None
     if human is not None and naming != "bonesmith":
-        heads, tails, parents, roles = rig.humanoid.standard_bones(human, heels=naming == "rigify")
+        heads, tails, parents, roles = rig.humanoid.standard_bones(human, metarig=naming == "rigify")
         names = rig.presets.names(roles, naming)
     elif human is not None and opt["limb_landmarks"]:
         diagonal = float(np.linalg.norm(np.ptp(mesh.vertices @ upright.T, axis=0)))
@@ -178,6 +180,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if roles:
         info["roles"] = roles
     up = rig.default_up(heads, tails)
+    if roles:
+        up = rig.humanoid.finger_ups(heads, tails, roles, up)
     return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
                     up @ turn, info)
 

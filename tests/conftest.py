@@ -21,6 +21,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
 SAMPLE = DATA / "quat_Male_Casual.npz"
+WOMAN = DATA / "quatU_women_casual.npz"     # a humanoid with separable fingers
 REPO_MODULE = "bonesmith_test"
 
 
@@ -276,6 +277,14 @@ def humanoid():
 @pytest.fixture(scope="session")
 def sample():
     return sample_arrays()
+
+
+@pytest.fixture(scope="session")
+def woman():
+    """The CC0 woman with five fingers a hand: (vertices, faces) and her artist's joints by name."""
+    with np.load(WOMAN) as record:
+        joints = dict(zip((str(n) for n in record["joint_names"]), record["joints"].astype(np.float64)))
+        return record["verts"].astype(np.float64), record["faces"].astype(np.int64), joints
 
 
 @pytest.fixture(scope="session")

@@ -308,3 +308,53 @@ def test_the_pelvis_spine_neck_and_head_lie_in_the_middle_of_the_body_depth(samp
         assert len(centre) >= 3
         shares = [_depth_share(j, V) for j in centre]
         assert all(0.45 <= s <= 0.55 for s in shares), (naming, np.round(shares, 2))
+
+
+DIGITS = ("Thumb", "Index", "Middle", "Ring", "Pinky")
+
+
+def test_separable_fingers_get_three_bones_each_at_the_artists_joints(woman):
+    """The CC0 woman's hands have five fingers: the Mixamo skeleton gets LeftHandThumb1..3 ...
+    RightHandPinky3 hanging from the hands, the hand bone ends at the middle finger's
+    knuckle, and each digit's joints lie near the artist's (Quaternius numbers its
+    phalanges 1-3: Index1.L is the knuckle; the artist's thumb base is her Thumb1)."""
+    V, F, artist = woman
+    sk = extract_skeleton(V, F, naming="mixamo")
+    n = named(sk)
+    size = float(np.linalg.norm(np.ptp(V, axis=0)))
+    errors = []
+    for side, s in (("Left", "L"), ("Right", "R")):
+        hand = n[f"mixamorig:{side}Hand"]
+        assert np.allclose(sk.tails[hand], sk.joints[n[f"mixamorig:{side}HandMiddle1"]])
+        for digit in DIGITS:
+            chain = [n[f"mixamorig:{side}Hand{digit}{k}"] for k in (1, 2, 3)]
+            assert sk.parents[chain[0]] == hand and list(sk.parents[chain[1:]]) == chain[:2]
+            for k, j in zip((1, 2, 3), chain):
+                errors.append(np.linalg.norm(sk.joints[j] - artist[f"{digit}{k}.{s}"]) / size)
+    # 30 joints; about 0.5 % of the size on average, none beyond 2 %
+    assert np.mean(errors) < 0.008 and max(errors) < 0.02, (np.mean(errors), max(errors))
+
+
+def test_mitten_hands_keep_one_hand_bone(sample):
+    """The sample's hands are mittens with a thumb: no finger bones, the hand bone to the tip."""
+    sk = extract_skeleton(sample["verts"], sample["faces"], naming="unreal")
+    assert not any(name.startswith(("thumb", "index", "pinky")) for name in sk.names)
+
+
+def test_finger_rolls_face_the_back_of_the_hand(woman):
+    """Every digit bone's roll reference is perpendicular to it and on the back of the
+    hand's side, mirrored between the hands (fingers curl about their X axis)."""
+    V, F, _ = woman
+    sk = extract_skeleton(V, F, naming="unreal")
+    n = named(sk)
+    for side, sign in (("l", 1), ("r", -1)):
+        back = np.cross(sk.joints[n[f"index_01_{side}"]] - sk.joints[n[f"pinky_01_{side}"]],
+                        sk.joints[n[f"middle_03_{side}"]] - sk.joints[n[f"hand_{side}"]]) * sign
+        for digit in ("thumb", "index", "middle", "ring", "pinky"):
+            for k in (1, 2, 3):
+                j = n[f"{digit}_0{k}_{side}"]
+                d = sk.tails[j] - sk.joints[j]
+                assert abs(sk.up[j] @ d) < 1e-6 * np.linalg.norm(d)
+                assert sk.up[j] @ back > 0
+    left, right = sk.up[n["index_02_l"]], sk.up[n["index_02_r"]]
+    assert np.allclose(left * [-1, 1, 1], right, atol=0.05)

@@ -61,11 +61,13 @@ def test_mixamo_animation_plays_by_names_alone(scene, make_mesh, sample, humanoi
     bpy.context.scene.frame_set(1)
 
 
-@pytest.mark.parametrize("naming", ["mixamo", "unreal"])
-def test_fbx_keeps_names_and_hierarchy(scene, make_mesh, sample, bridge, tmp_path, naming):
+@pytest.mark.parametrize("naming, character", [("mixamo", "sample"), ("unreal", "sample"), ("mixamo", "woman")])
+def test_fbx_keeps_names_and_hierarchy(scene, make_mesh, request, bridge, tmp_path, naming, character):
     import bpy
-    armature, obj = rig(make_mesh, sample, naming)
+    armature, obj = rig(make_mesh, request.getfixturevalue(character)[:2], naming)
     before = {b.name: (b.parent.name if b.parent else None) for b in armature.data.bones}
+    if character == "woman":          # five fingers a hand
+        assert before["mixamorig:LeftHandPinky2"] == "mixamorig:LeftHandPinky1"
     path = bridge.fbx.export_fbx(tmp_path / "rig.fbx", armature, [obj])
     for o in list(bpy.data.objects):
         bpy.data.objects.remove(o)
@@ -90,6 +92,33 @@ def test_rigify_generates_a_rig_from_the_metarig(scene, make_mesh, sample):
         bones = set(generated.data.bones.keys())
         assert {"DEF-upper_arm.L", "DEF-forearm.R", "DEF-thigh.L", "DEF-shin.R", "DEF-spine.003"} <= bones
         assert any(n.startswith("upper_arm_ik") for n in bones)      # IK/FK controls were made
+    finally:
+        if not enabled:
+            addon_utils.disable("rigify", default_set=True)
+
+
+def test_rigify_generates_fingers_and_palms_of_a_five_fingered_hand(scene, make_mesh, woman):
+    """The CC0 woman's metarig has palm bones and three bones a digit with Rigify's palm
+    and finger types; Generate Rig makes their deforming bones and finger controls."""
+    import addon_utils
+    import bpy
+    enabled = "rigify_type" in bpy.types.PoseBone.bl_rna.properties
+    armature, obj = rig(make_mesh, woman[:2], 'rigify')
+    pose = armature.pose.bones
+    assert pose["palm.01.L"].rigify_type == "limbs.super_palm" and pose["palm.02.L"].rigify_type == ""
+    assert pose["f_index.01.R"].rigify_type == "limbs.super_finger" and pose["thumb.01.L"].rigify_type == "limbs.super_finger"
+    assert pose["f_index.02.L"].parent.name == "f_index.01.L" and pose["f_index.01.L"].parent.name == "palm.01.L"
+    assert pose["thumb.01.L"].parent.name == "palm.01.L" and pose["f_pinky.01.L"].parent.name == "palm.04.L"
+    try:
+        select([armature], armature)
+        with bpy.context.temp_override(object=armature):
+            assert bpy.ops.pose.rigify_generate() == {'FINISHED'}
+        generated = next(o for o in bpy.data.objects if o.type == 'ARMATURE' and o is not armature)
+        bones = set(generated.data.bones.keys())
+        assert {f"DEF-{d}.0{k}.{s}" for d in ("thumb", "f_index", "f_middle", "f_ring", "f_pinky")
+                for k in (1, 2, 3) for s in "LR"} <= bones
+        assert {"DEF-palm.01.L", "DEF-palm.04.R"} <= bones
+        assert {"f_index.01_master.L", "thumb.01_master.R"} <= bones     # the finger rigs' controls
     finally:
         if not enabled:
             addon_utils.disable("rigify", default_set=True)

@@ -26,6 +26,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
+from . import fingers
 from .bones import END_REACH
 from .graph import compact_parents, descendants
 from .symmetry import MIRROR
@@ -71,7 +72,12 @@ PARENTS = {
     "shoulder": "spine2", "upper_arm": "shoulder", "forearm": "upper_arm", "hand": "forearm",
     "thigh": "hips", "shin": "thigh", "foot": "shin", "toe": "foot",
 }
-SIDED = {"shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe"}
+# Fingers (fingers.find_fingers, when the hands have separable fingers): three bones a
+# digit from the hand ("index1.L" ...); a Rigify metarig adds palm bones between.
+DIGIT_ROLES = tuple(f"{digit}{k}" for digit in fingers.NAMES for k in (1, 2, 3))
+PARENTS.update({f"{digit}{k}": (f"{digit}{k - 1}" if k > 1 else "hand") for digit in fingers.NAMES for k in (1, 2, 3)})
+PALMS = {"index": "palm1", "thumb": "palm1", "middle": "palm2", "ring": "palm3", "pinky": "palm4"}
+SIDED = {"shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe", *DIGIT_ROLES}
 # The generic rig of a humanoid gets a joint at these landmarks (snap_limbs): shoulder and
 # hip sockets, elbows, wrists, knees, ankles; a joint farther than SNAP_REACH x the diagonal
 # from one is left where it is.
@@ -89,16 +95,19 @@ class Humanoid:
     paths: dict          # "spine", "head", "arm.L", "arm.R", "leg.L", "leg.R"
     hidden_legs: bool = False   # under a robe: the hips were placed by proportion (_lift_hidden_hips)
     vertices: np.ndarray | None = None   # the mesh, upright frame (for the spine's depth)
+    faces: np.ndarray | None = None      # its welded faces (for the fingers)
     inside: object = None    # callable(points (n, 3)) -> (n,) bool: inside the mesh (upright frame)
     joints: dict | None = field(default=None, repr=False)   # standard_joints, once computed
 
 
-def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None) -> Humanoid | None:
+def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None,
+              faces=None) -> Humanoid | None:
     """The humanoid paths of a generic rig (upright frame), or None if it is not one.
     symmetric: the mesh is its own mirror image in x = 0 (rig.is_mirror_symmetric); its
     paths are then made symmetric (_symmetric). inside: optional callable(points) ->
     bool array; a spine joint moved to SPINE_DEPTH must stay inside (a dress's slab
-    is not the body's)."""
+    is not the body's). faces: the mesh's welded faces; the hands then get fingers
+    where they have separable ones (standard_joints)."""
     points, edges = _joint_graph(heads, tails, parents)
     if len(points) < 6:
         return None
@@ -141,7 +150,7 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
     lifted = _lift_hidden_hips(paths, floor, height)
     return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths, vertices=V,
-                    inside=inside)
+                    inside=inside, faces=None if faces is None else np.asarray(faces))
 
 
 def _at_spine_depth(points, V, inside=None) -> np.ndarray:
@@ -222,7 +231,9 @@ def _from_hip(path) -> np.ndarray:
 def standard_joints(humanoid: Humanoid) -> dict:
     """role (e.g. "forearm.L") -> joint position, and "hips", plus "head_top", "hand_tip.L",
     "toe_tip.L" ... for the end bones' tails. The pelvis, spine, neck and head lie at
-    SPINE_DEPTH of the body's depth (when the humanoid has its mesh)."""
+    SPINE_DEPTH of the body's depth (when the humanoid has its mesh). A hand with
+    separable fingers (with the mesh's faces) adds its digits' joints, "index1.L" ...
+    "index3.L" and "index_tip.L"."""
     if humanoid.joints is not None:
         return dict(humanoid.joints)
     out = {"hips": humanoid.paths["spine"][0], "head_top": humanoid.paths["head"][-1]}
@@ -236,27 +247,51 @@ def standard_joints(humanoid: Humanoid) -> dict:
         spine = ("hips", "spine", "spine1", "spine2", "neck", "head")
         for role, p in zip(spine, _at_spine_depth([out[r] for r in spine], humanoid.vertices, humanoid.inside)):
             out[role] = p
+    if humanoid.vertices is not None and humanoid.faces is not None:
+        for side in (".L", ".R"):
+            digits = fingers.find_fingers(humanoid.vertices, humanoid.faces, out["hand" + side],
+                                          out["forearm" + side], out["hand_tip" + side])
+            for digit, joints in (digits or {}).items():
+                for k, p in enumerate(joints):
+                    out[f"{digit}{k + 1 if k < 3 else '_tip'}{side}"] = p
     humanoid.joints = out
     return dict(out)
 
 
-def standard_bones(humanoid: Humanoid, heels: bool = False):
-    """(heads (K,3), tails (K,3), parents (K,), roles [K]) of the standard skeleton;
-    `heels` adds Rigify's heel bones (children of the feet, across the back of each foot
-    on the floor: its leg rig pivots the foot roll there)."""
+def standard_bones(humanoid: Humanoid, metarig: bool = False):
+    """(heads (K,3), tails (K,3), parents (K,), roles [K]) of the standard skeleton, with
+    three bones a digit on hands with separable fingers (the hand bone then ends at the
+    middle finger's knuckle). `metarig` adds what Rigify's human metarig has besides:
+    heel bones (children of the feet, across the back of each foot on the floor: its leg
+    rig pivots the foot roll there) and, on hands with fingers, palm bones from the wrist
+    to the knuckles ("palm1.L" ... "palm4.L"; the thumb and index hang from the first)."""
     joints = standard_joints(humanoid)
     roles = ["hips"] + [r + s for r, path, _ in LANDMARKS
                         for s in ((".L", ".R") if r in SIDED else ("",))]
+    roles += [r + s for s in (".L", ".R") for r in DIGIT_ROLES if r + s in joints]
     index = {r: i for i, r in enumerate(roles)}
     parents = np.array([-1] + [index[_parent_role(r)] for r in roles[1:]])
     heads = np.array([joints[r] for r in roles])
-    ends = {"hips": "spine", "spine": "spine1", "spine1": "spine2", "spine2": "neck", "neck": "head",
-            "head": "head_top", "shoulder": "upper_arm", "upper_arm": "forearm", "forearm": "hand",
-            "hand": "hand_tip", "thigh": "shin", "shin": "foot", "foot": "toe", "toe": "toe_tip"}
-    tails = np.array([joints[ends[split_role(r)[0]] + split_role(r)[1]] for r in roles])
-    if heels:
+    tails = np.array([joints[_end(r, joints)] for r in roles])
+    if metarig:
         heads, tails, parents, roles = _with_heels(heads, tails, parents, roles)
+        heads, tails, parents, roles = _with_palms(heads, tails, parents, roles)
     return heads, tails, parents, roles
+
+
+_ENDS = {"hips": "spine", "spine": "spine1", "spine1": "spine2", "spine2": "neck", "neck": "head",
+         "head": "head_top", "shoulder": "upper_arm", "upper_arm": "forearm", "forearm": "hand",
+         "hand": "hand_tip", "thigh": "shin", "shin": "foot", "foot": "toe", "toe": "toe_tip",
+         **{f"{digit}{k}": f"{digit}{k + 1}" if k < 3 else f"{digit}_tip" for digit in fingers.NAMES for k in (1, 2, 3)}}
+
+
+def _end(role: str, joints: dict) -> str:
+    """The joint a role's bone ends at: the next joint down the chain; a hand with fingers
+    ends at the middle finger's knuckle."""
+    base, side = split_role(role)
+    if base == "hand" and "middle1" + side in joints:
+        return "middle1" + side
+    return _ENDS[base] + side
 
 
 def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
@@ -411,6 +446,51 @@ def _with_heels(heads, tails, parents, roles):
         extra_p.append(foot)
     return (np.vstack([heads, extra_h]), np.vstack([tails, extra_t]),
             np.concatenate([parents, extra_p]), roles + ["heel.L", "heel.R"])
+
+
+def finger_ups(heads, tails, roles, up) -> np.ndarray:
+    """Roll references (K, 3) with the digits' and palms' bones facing the back of their
+    hand (the normal of the plane of the knuckles and the fingers' direction, the same
+    on both hands mirrored): fingers then curl about their bones' X axis, in T- or
+    A-pose. Other bones keep `up`."""
+    up = np.array(up, dtype=np.float64)
+    for side, sign in ((".L", 1.0), (".R", -1.0)):
+        if "index1" + side not in roles:
+            continue
+        at = {r: roles.index(r + side) for r in ("index1", "pinky1", "middle1", "middle3", "hand")}
+        across = heads[at["index1"]] - heads[at["pinky1"]]
+        along = heads[at["middle3"]] - heads[at["hand"]]
+        back = sign * np.cross(across, along)
+        if not np.linalg.norm(back) > 0:
+            continue
+        for j, role in enumerate(roles):
+            base, s = split_role(role)
+            if s == side and (base in DIGIT_ROLES or base.startswith("palm")):
+                d = tails[j] - heads[j]
+                d = d / max(np.linalg.norm(d), 1e-12)
+                u = back - (back @ d) * d
+                if np.linalg.norm(u) > 1e-9:
+                    up[j] = u / np.linalg.norm(u)
+    return up
+
+
+def _with_palms(heads, tails, parents, roles):
+    """Rigify's palm bones: from a fifth of the way from the wrist to each finger's
+    knuckle, to the knuckle; the fingers (and the thumb, from the first) hang from them."""
+    heads, tails, parents, roles = list(heads), list(tails), list(parents), list(roles)
+    for side in (".L", ".R"):
+        if "index1" + side not in roles:
+            continue
+        hand = roles.index("hand" + side)
+        for digit in ("index", "middle", "ring", "pinky"):
+            knuckle = heads[roles.index(digit + "1" + side)]
+            heads.append(heads[hand] + 0.2 * (knuckle - heads[hand]))
+            tails.append(knuckle)
+            parents.append(hand)
+            roles.append(PALMS[digit] + side)
+        for digit, palm in PALMS.items():
+            parents[roles.index(digit + "1" + side)] = roles.index(palm + side)
+    return np.array(heads), np.array(tails), np.array(parents, dtype=np.int64), roles
 
 
 def point_at(path, fraction: float) -> np.ndarray:

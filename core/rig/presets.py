@@ -4,6 +4,7 @@ the names Mixamo, Unreal's mannequin, Unity's Humanoid avatar and Rigify's human
 give each role of core/rig/humanoid.py. Left is the character's left (.L = +X facing -Y)."""
 from __future__ import annotations
 
+from .fingers import NAMES as DIGITS
 from .humanoid import split_role
 
 PRESETS = ("bonesmith", "mixamo", "unreal", "unity", "rigify")
@@ -25,13 +26,24 @@ _NAMES = {
     "foot": ("{Left}Foot", "foot_{l}", "{Left}Foot", "foot.{L}"),
     "toe": ("{Left}ToeBase", "ball_{l}", "{Left}Toes", "toe.{L}"),
     "heel": (None, None, None, "heel.02.{L}"),
+    **{f"palm{k}": (None, None, None, f"palm.0{k}.{{L}}") for k in (1, 2, 3, 4)},
 }
+# digits: Mixamo LeftHandIndex1, Unreal index_01_l, Unity LeftIndexProximal (its
+# HumanBodyBones; the pinky is "Little"), Rigify f_index.01.L (thumb.01.L)
+_UNITY_DIGIT = {"thumb": "Thumb", "index": "Index", "middle": "Middle", "ring": "Ring", "pinky": "Little"}
+_UNITY_PHALANX = ("Proximal", "Intermediate", "Distal")
+_NAMES.update({
+    f"{digit}{k}": (f"{{Left}}Hand{digit.capitalize()}{k}", f"{digit}_0{k}_{{l}}",
+                    f"{{Left}}{_UNITY_DIGIT[digit]}{_UNITY_PHALANX[k - 1]}",
+                    f"{'' if digit == 'thumb' else 'f_'}{digit}.0{k}.{{L}}")
+    for digit in DIGITS for k in (1, 2, 3)})
 _COLUMN = {"mixamo": 0, "unreal": 1, "unity": 2, "rigify": 3}
 _SIDES = {".L": dict(Left="Left", l="l", L="L"), ".R": dict(Left="Right", l="r", L="R")}
 
 # Rigify rig types of the metarig's chain starts (the other bones are in those chains)
 RIGIFY_TYPES = {"hips": "spines.basic_spine", "neck": "spines.super_head",
-                "shoulder": "basic.super_copy", "upper_arm": "limbs.arm", "thigh": "limbs.leg"}
+                "shoulder": "basic.super_copy", "upper_arm": "limbs.arm", "thigh": "limbs.leg",
+                "palm1": "limbs.super_palm", **{f"{digit}1": "limbs.super_finger" for digit in DIGITS}}
 
 
 def check(naming: str) -> str:
@@ -59,6 +71,8 @@ def rigify_type(role: str) -> str:
 def rigify_collection(role: str) -> str:
     """The metarig bone collection (a row of Rigify's rig UI) of a role."""
     base, side = split_role(role)
+    if base.startswith("palm") or base.rstrip("123") in DIGITS:
+        return "Fingers"
     if base in ("shoulder", "upper_arm", "forearm", "hand"):
         return "Arm" + side
     if base in ("thigh", "shin", "foot", "toe", "heel"):
