@@ -259,6 +259,7 @@ def report(results, cats) -> str:
                               "fingers on other hands", "finger joints"], lm_rows)
             + f"\n\ncalled humanoid, labelled otherwise: {', '.join(wrong) or 'none'}\n"
             + f"missed: {', '.join(missed) or 'none'}\n"
+            + f"refused (an error): {', '.join(r['record'] + ' (' + r['error'] + ')' for r in results if 'error' in r) or 'none'}\n"
             + f"left/right named the other way round than the character faces (compared by side): "
               f"{', '.join(swapped) or 'none'}\n")
 

@@ -358,3 +358,29 @@ def test_finger_rolls_face_the_back_of_the_hand(woman):
                 assert sk.up[j] @ back > 0
     left, right = sk.up[n["index_02_l"]], sk.up[n["index_02_r"]]
     assert np.allclose(left * [-1, 1, 1], right, atol=0.05)
+
+
+def without_pinkies(woman):
+    """The woman with the faces of both pinkies' last two phalanges removed (vertices
+    nearest to her Pinky2/Pinky3 joints among all her joints): a four-digit cartoon hand."""
+    V, F, artist = woman
+    names = list(artist)
+    points = np.array([artist[n] for n in names])
+    nearest = np.argmin(np.linalg.norm(V[:, None] - points[None], axis=2), axis=1)
+    cut = np.isin(nearest, [names.index(f"Pinky{k}.{s}") for k in (2, 3) for s in "LR"])
+    return V, F[~cut[F].any(axis=1)]
+
+
+@pytest.mark.parametrize("naming", ["mixamo", "rigify"])
+def test_a_four_digit_hand_gets_a_thumb_and_three_fingers(woman, naming):
+    """A hand without a pinky gets thumb, index, middle and ring (rolls and, for Rigify,
+    three palm bones included); toon_hazmat-like hands crashed on the missing pinky."""
+    V, F = without_pinkies(woman)
+    sk = extract_skeleton(V, F, naming=naming)
+    roles = sk.info["roles"]
+    for side in (".L", ".R"):
+        assert {f"{d}{k}{side}" for d in ("thumb", "index", "middle", "ring") for k in (1, 2, 3)} <= set(roles)
+        assert not any(r.startswith("pinky") for r in roles)
+    if naming == "rigify":
+        assert sum(r.startswith("palm") for r in roles) == 6
+        assert sk.names[sk.parents[roles.index("ring1.L")]] == "palm.03.L"

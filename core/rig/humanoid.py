@@ -457,8 +457,9 @@ def finger_ups(heads, tails, roles, up) -> np.ndarray:
     for side, sign in ((".L", 1.0), (".R", -1.0)):
         if "index1" + side not in roles:
             continue
-        at = {r: roles.index(r + side) for r in ("index1", "pinky1", "middle1", "middle3", "hand")}
-        across = heads[at["index1"]] - heads[at["pinky1"]]
+        at = {r: roles.index(r + side) for r in ("index1", "middle3", "hand")}
+        outer = [roles.index(d + "1" + side) for d in ("pinky", "ring") if d + "1" + side in roles][0]
+        across = heads[at["index1"]] - heads[outer]      # a four-digit hand has no pinky
         along = heads[at["middle3"]] - heads[at["hand"]]
         back = sign * np.cross(across, along)
         if not np.linalg.norm(back) > 0:
@@ -482,13 +483,14 @@ def _with_palms(heads, tails, parents, roles):
         if "index1" + side not in roles:
             continue
         hand = roles.index("hand" + side)
-        for digit in ("index", "middle", "ring", "pinky"):
+        present = [d for d in PALMS if d + "1" + side in roles]          # four digits: no pinky
+        for digit in [d for d in ("index", "middle", "ring", "pinky") if d in present]:
             knuckle = heads[roles.index(digit + "1" + side)]
             heads.append(heads[hand] + 0.2 * (knuckle - heads[hand]))
             tails.append(knuckle)
             parents.append(hand)
             roles.append(PALMS[digit] + side)
-        for digit, palm in PALMS.items():
+        for digit, palm in ((d, PALMS[d]) for d in present):
             parents[roles.index(digit + "1" + side)] = roles.index(palm + side)
     return np.array(heads), np.array(tails), np.array(parents, dtype=np.int64), roles
 
