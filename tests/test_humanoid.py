@@ -245,6 +245,37 @@ def test_legs_hidden_under_a_robe_get_their_hips_at_the_waist():
     assert not body.hidden_legs
 
 
+def with_branch(rig, start: int, points):
+    """A generic rig with a chain of bones from joint `start` through `points` (the last one
+    a leaf's tail)."""
+    heads, tails, parents, outline = (np.array(x, dtype=float) if k != 2 else np.array(x)
+                                      for k, x in enumerate(rig))
+    heads, tails, parents = list(heads), list(tails), list(parents)
+    prev, at = start, heads[start]
+    for p in points:
+        heads.append(at)
+        tails.append(np.array(p, dtype=float))
+        parents.append(prev)
+        prev, at = len(heads) - 1, np.array(p, dtype=float)
+    return np.array(heads), np.array(tails), np.array(parents), outline
+
+
+def test_a_crown_is_headgear_but_wings_are_no_humanoid():
+    """Extra tips above the chest near the head's tip (a crown's points, a helmet's
+    parts, ears; quatU_men_king and men_swat were missed) do not stop recognition, even
+    when the generic tree hangs them from low down; wings from the chest still do."""
+    from bonesmith.core.rig import humanoid
+    body = robed_rig(0.9)
+    crowned = body
+    for x in (0.06, -0.06):
+        crowned = with_branch(crowned, 2, [(0, 0.15, 1.4), (x, 0.05, 1.78)])
+    assert humanoid.recognise(*crowned, symmetric=True) is not None
+    winged = body
+    for x in (0.6, -0.6):
+        winged = with_branch(winged, 3, [(0.2 * np.sign(x), 0.2, 1.45), (x, 0.3, 1.7)])
+    assert humanoid.recognise(*winged, symmetric=True) is None
+
+
 def a_posed(sample, degrees: float = 50.0):
     """The sample with its arms turned down by `degrees` about the shoulder sockets
     (vertices beyond the socket turn; the armpit faces stretch)."""

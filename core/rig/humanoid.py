@@ -37,6 +37,7 @@ EXTREMITY_SPAN = 0.15
 FOOT_LEVEL = 0.15          # a foot ends this close to the floor (fraction of the height)
 HEAD_CENTRE = 0.15         # the head ends this close to the plane of symmetry (fraction of the width)
 APPENDAGE = 0.25           # any other extremity must branch off shorter than this (a tail, wings: not humanoid)
+HEADGEAR = 0.3             # ... unless above the chest and this close to the head's tip (share of the height): a crown, a helmet, ears
 UPRIGHT = 0.6              # pelvis -> chest points up at least this much (cosine)
 DOWN = 0.7                 # a leg segment pointing down at least this much (cosine) is below the hip
 HIP_SEARCH = 0.35          # the hip socket is within this share of the pelvis -> foot path
@@ -139,7 +140,7 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
     for a, b in ((pelvis, feet[0]), (pelvis, feet[1]), (pelvis, chest), (chest, head),
                  (chest, hands[0]), (chest, hands[1])):
         main.update(_path(pred, a, b))
-    others = [t for t in tips if t not in (*feet, head, *hands)]
+    others = [t for t in tips if t not in (*feet, head, *hands) and not _headgear(t, head, chest, points, height)]
     if any(min(dist[t, m] for m in main) > APPENDAGE * height for t in others):
         return None                       # a tail, wings or extra limbs
     left = lambda pair: sorted(pair, key=lambda t: -points[t, 0])  # noqa: E731
@@ -151,6 +152,13 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
     lifted = _lift_hidden_hips(paths, floor, height)
     return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths, vertices=V,
                     inside=inside, faces=None if faces is None else np.asarray(faces))
+
+
+def _headgear(tip, head, chest, points, height) -> bool:
+    """A tip above the chest within HEADGEAR x height of the head's tip: a crown's points,
+    a helmet's parts, animal ears, not a limb (arms end farther, wings and tails lower)."""
+    return bool(points[tip, 2] > points[chest, 2]
+                and np.linalg.norm(points[tip] - points[head]) < HEADGEAR * height)
 
 
 def _at_spine_depth(points, V, inside=None) -> np.ndarray:
