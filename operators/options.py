@@ -17,7 +17,8 @@ LIVE_BUDGET_MS = 4.0   # default live-bake cost per frame (sets the number of sh
 NAMING = EnumProperty(
     name="Naming",
     description="Bone names. A humanoid (two legs, two arms, a head) gets the standard "
-                "humanoid skeleton with the chosen names; other characters keep generic names",
+                "humanoid skeleton with the chosen names (with finger bones where the hands have "
+                "fingers modelled apart); other characters keep generic names",
     items=[('bonesmith', "Generic", "spine_01, arm_02.L ... for any creature (no standard skeleton)"),
            ('mixamo', "Mixamo", "mixamorig:Hips, mixamorig:LeftArm ... (Mixamo animations retarget by name)"),
            ('unreal', "Unreal", "pelvis, spine_01, upperarm_l ... (UE mannequin)"),
