@@ -47,6 +47,10 @@ HIP_FRACTION = 0.14        # ... else at this share (the artists' median)
 # MPFB 0.66-0.74, Quaternius 0.5-0.6, 0 A.D. about 0.4 (measured in
 # docs/auto_skeleton.md#spine-depth).
 SPINE_DEPTH = 0.5
+# The knees lie this share of the leg's depth behind its front: artists put them forward
+# (their shares: MPFB 0.44, Quaternius' newer packs 0.27-0.4, its classics 0.14-0.2), so
+# the kneecap leads the bend (docs/auto_skeleton.md#spine-depth).
+KNEE_DEPTH = 0.4
 # ... the depth measured on the vertices within these shares of the height (up and down,
 # doubled up to three times until DEPTH_VERTICES are found: low-poly torsos) and of the
 # width (sideways) of the point.
@@ -84,6 +88,7 @@ SIDED = {"shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "t
 # from one is left where it is.
 SNAP_ROLES = ("upper_arm", "forearm", "hand", "thigh", "shin", "foot")
 SNAP_REACH = 0.08
+THIGH_AXIS = 0.2          # the hip socket lies on the line knee -> this share of the leg path (sideways)
 TOE_REACH = 0.02           # a generic joint this close (share of the diagonal) to the ball of the foot: a toe bone
 SIDE_SHARE = 0.5           # a joint moved to a landmark lies at least this share of its distance from x = 0
 CENTRE_SHARE = 0.02        # a joint this close (share of the diagonal) to x = 0 is on the spine's plane
@@ -161,19 +166,21 @@ def _headgear(tip, head, chest, points, height) -> bool:
                 and np.linalg.norm(points[tip] - points[head]) < HEADGEAR * height)
 
 
-def _at_spine_depth(points, V, inside=None) -> np.ndarray:
-    """Points moved front-to-back (y; the front is -y) to SPINE_DEPTH of the body's depth
+def _at_spine_depth(points, V, inside=None, share=None) -> np.ndarray:
+    """Points moved front-to-back (y; the front is -y) to `share` (default SPINE_DEPTH; one
+    per point or one for all) of the body's depth
     there (the vertices in a DEPTH_SLAB around each point); points with too few vertices
     around them, or that `inside` says would leave the mesh, stay."""
     P = np.array(points, dtype=np.float64)
     start = P.copy()
+    share = np.broadcast_to(SPINE_DEPTH if share is None else share, len(P))
     width, height = DEPTH_SLAB[1] * np.ptp(V[:, 0]), DEPTH_SLAB[0] * np.ptp(V[:, 2])
-    for p in P:
+    for p, depth in zip(P, share):
         beside = np.abs(V[:, 0] - p[0]) < width
         for k in range(4):
             near = V[beside & (np.abs(V[:, 2] - p[2]) < height * 2 ** k), 1]
             if len(near) >= DEPTH_VERTICES:
-                p[1] = near.min() + SPINE_DEPTH * np.ptp(near)
+                p[1] = near.min() + depth * np.ptp(near)
                 break
     if inside is not None and len(P):
         out = ~np.asarray(inside(P), bool) & np.asarray(inside(start), bool)
@@ -238,8 +245,9 @@ def _from_hip(path) -> np.ndarray:
 
 def standard_joints(humanoid: Humanoid) -> dict:
     """role (e.g. "forearm.L") -> joint position, and "hips", plus "head_top", "hand_tip.L",
-    "toe_tip.L" ... for the end bones' tails. The pelvis, spine, neck and head lie at
-    SPINE_DEPTH of the body's depth (when the humanoid has its mesh). A hand with
+    "toe_tip.L" ... for the end bones' tails. The hip sockets lie on the thighs' axes
+    (_on_thigh_axis). The pelvis, spine, neck and head lie at SPINE_DEPTH of the body's
+    depth, the knees at KNEE_DEPTH of the leg's (when the humanoid has its mesh). A hand with
     separable fingers (with the mesh's faces) adds its digits' joints, "index1.L" ...
     "index3.L" and "index_tip.L"."""
     if humanoid.joints is not None:
@@ -251,10 +259,18 @@ def standard_joints(humanoid: Humanoid) -> dict:
     for side in (".L", ".R"):
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
         out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
+        if not humanoid.hidden_legs:
+            out["thigh" + side] = _on_thigh_axis(out["thigh" + side], out["shin" + side],
+                                                 point_at(humanoid.paths["leg" + side], THIGH_AXIS))
     if humanoid.vertices is not None:
         spine = ("hips", "spine", "spine1", "spine2", "neck", "head")
         for role, p in zip(spine, _at_spine_depth([out[r] for r in spine], humanoid.vertices, humanoid.inside)):
             out[role] = p
+        if not humanoid.hidden_legs:
+            knees = ["shin.L", "shin.R"]
+            for role, p in zip(knees, _at_spine_depth([out[r] for r in knees], humanoid.vertices, humanoid.inside,
+                                                      KNEE_DEPTH)):
+                out[role] = p
     if humanoid.vertices is not None and humanoid.faces is not None:
         for side in (".L", ".R"):
             digits = fingers.find_fingers(humanoid.vertices, humanoid.faces, out["hand" + side],
@@ -264,6 +280,18 @@ def standard_joints(humanoid: Humanoid) -> dict:
                     out[f"{digit}{k + 1 if k < 3 else '_tip'}{side}"] = p
     humanoid.joints = out
     return dict(out)
+
+
+def _on_thigh_axis(hip, knee, thigh):
+    """The hip socket moved sideways onto the thigh's axis (the line from the knee up
+    through a point of the thigh), at its own height and depth: the leg path bends in
+    from the socket to the pelvis, and its turn lies inside the socket. A thigh that is
+    not steep (sitting), or an axis that would cross the plane of symmetry, leaves it."""
+    d = knee - thigh
+    if d[2] > -DOWN * np.linalg.norm(d):
+        return hip
+    x = knee[0] + d[0] * (hip[2] - knee[2]) / d[2]
+    return np.array([x, hip[1], hip[2]]) if x * hip[0] > 0 else hip
 
 
 def standard_bones(humanoid: Humanoid, metarig: bool = False):
