@@ -268,6 +268,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
             out[role] = p
         if not humanoid.hidden_legs:
             knees = ["shin.L", "shin.R"]
+            out.update({"knee_centre" + role[-2:]: out[role] for role in knees})   # for snap_limbs
             for role, p in zip(knees, _at_spine_depth([out[r] for r in knees], humanoid.vertices, humanoid.inside,
                                                       KNEE_DEPTH)):
                 out[role] = p
@@ -345,6 +346,10 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     H, T, P = (np.array(heads, dtype=np.float64), np.array(tails, dtype=np.float64),
                np.asarray(parents, dtype=np.int64))
     landmarks = standard_joints(humanoid)
+    # the generic rig bends at the leg's centre line: a knee moved forward there bent its
+    # bones away from the artists' (MPFB CD-B2B 0.894 -> 0.955, docs/auto_skeleton.md#spine-depth)
+    landmarks.update({"shin" + side: landmarks["knee_centre" + side] for side in (".L", ".R")
+                      if "knee_centre" + side in landmarks})
     moved = []
     for role in SNAP_ROLES:
         if humanoid.hidden_legs and PATHS[role] == "leg":
