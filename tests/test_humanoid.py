@@ -429,3 +429,19 @@ def test_hip_sockets_sit_on_the_thigh_axis_and_knees_lead(sample):
     hips = [abs(sk.joints[n[f"thigh_{s}"]][0] - artist[f"UpperLeg.{S}"][0]) / size for s, S in (("l", "L"), ("r", "R"))]
     knees = [abs(sk.joints[n[f"calf_{s}"]][1] - artist[f"LowerLeg.{S}"][1]) / size for s, S in (("l", "L"), ("r", "R"))]
     assert np.mean(hips) < 0.011 and max(knees) < 0.013, (hips, knees)
+
+
+def test_a_symmetric_humanoids_spine_is_on_the_plane_without_a_stub_root_bone():
+    """The generic tree of a symmetric MPFB body left spine_01 3.7 % of the diagonal to
+    the side where the legs branch (the root bone pointing sideways). snap_limbs puts
+    the spine's joints on the plane, and one that lands next to the root merges into it."""
+    from bonesmith.core.rig import humanoid
+    heads, tails, parents, outline = robed_rig(0.9)
+    heads[1] = tails[0] = (0.07, 0.0, 0.88)
+    human = humanoid.recognise(heads, tails, parents, outline, symmetric=True)
+    diagonal = float(np.linalg.norm(np.ptp(outline, axis=0)))
+    H, T, P = humanoid.snap_limbs(heads, tails, parents, human, diagonal)
+    assert len(P) == len(parents) - 1              # the stub merged into the root
+    spine = [j for j in range(len(P)) if abs(H[j, 0]) < 0.09 and H[j, 2] > 0.5]
+    assert np.all(H[spine, 0] == 0) and abs(T[0, 0]) < 1e-12
+    assert min(np.linalg.norm(T - H, axis=1)) > 0.005 * diagonal

@@ -91,6 +91,7 @@ SNAP_REACH = 0.08
 THIGH_AXIS = 0.2          # the hip socket lies on the line knee -> this share of the leg path (sideways)
 TOE_REACH = 0.02           # a generic joint this close (share of the diagonal) to the ball of the foot: a toe bone
 SIDE_SHARE = 0.5           # a joint moved to a landmark lies at least this share of its distance from x = 0
+SPINE_MERGE = 0.005        # spine joints this close (share of the diagonal) to their parent are one
 CENTRE_SHARE = 0.02        # a joint this close (share of the diagonal) to x = 0 is on the spine's plane
 PATHS = {role: path for role, path, _ in LANDMARKS}
 
@@ -100,6 +101,7 @@ class Humanoid:
     """The paths of a recognised humanoid, (k, 3) polylines in the upright frame."""
     paths: dict          # "spine", "head", "arm.L", "arm.R", "leg.L", "leg.R"
     hidden_legs: bool = False   # under a robe: the hips were placed by proportion (_lift_hidden_hips)
+    symmetric: bool = False     # the mesh is its own mirror image in x = 0
     vertices: np.ndarray | None = None   # the mesh, upright frame (for the spine's depth)
     faces: np.ndarray | None = None      # its welded faces (for the fingers)
     inside: object = None    # callable(points (n, 3)) -> (n,) bool: inside the mesh (upright frame)
@@ -155,7 +157,8 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
     lifted = _lift_hidden_hips(paths, floor, height)
-    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths, vertices=V,
+    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths, symmetric=symmetric,
+                    vertices=V,
                     inside=inside, faces=None if faces is None else np.asarray(faces))
 
 
@@ -369,11 +372,13 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
             T[np.linalg.norm(T - H[j], axis=1) < 1e-9 * diagonal] = target    # bones ending at it follow
             H[j] = target
             moved.append(j)
+    if humanoid.symmetric:
+        _spine_on_plane(H, T, P, landmarks["head"], diagonal)
     _spine_to_depth(H, T, humanoid, diagonal)
     H, T, P = _drop_between(H, T, P, set(moved))
     if not humanoid.hidden_legs:
         H, T, P = _standard_legs(H, T, P, landmarks, diagonal)
-    return H, T, P
+    return _merge_coincident(H, T, P, _limb_chain(H, P, landmarks["head"]), SPINE_MERGE * diagonal)
 
 
 def _standard_legs(H, T, P, landmarks, diagonal):
@@ -406,6 +411,39 @@ def _standard_legs(H, T, P, landmarks, diagonal):
             P.append(parent)
             parent = len(P) - 1
     return np.array(H), np.array(T), np.array(P, dtype=np.int64)
+
+
+def _spine_on_plane(H, T, P, head, diagonal):
+    """A symmetric humanoid's joints from the root up to the one nearest the head landmark
+    put on the plane of symmetry (in place; bones ending at them follow): the generic
+    tree can leave one off it where the legs branch (an MPFB body's spine_01 sat 3.7 %
+    of the diagonal to the side, the root bone pointing sideways)."""
+    chain = _limb_chain(H, P, head)
+    for j in chain:
+        if H[j, 0] != 0:
+            T[np.linalg.norm(T - H[j], axis=1) < 1e-9 * diagonal, 0] = 0.0
+            H[j, 0] = 0.0
+    end = chain[0]
+    while (P == end).sum() == 1:               # down to the head's end bone: it ends on the plane too
+        end = int(np.flatnonzero(P == end)[0])
+    if not (P == end).any():
+        T[end, 0] = 0.0
+
+
+def _merge_coincident(H, T, P, joints, tolerance):
+    """(heads, tails, parents) without those of `joints` that lie within `tolerance` of
+    their parent (a spine joint moved onto the plane and to depth next to the root):
+    their children hang from the parent, and a parent bone that ended at them ends where
+    they did."""
+    up, keep = P.copy(), np.ones(len(P), dtype=bool)
+    for j in sorted(joints):
+        p = up[j]
+        if p >= 0 and np.linalg.norm(H[j] - H[p]) < tolerance:
+            keep[j] = False
+            if np.allclose(T[p], H[j]):
+                T[p] = T[j]
+            up[up == j] = p
+    return H[keep], T[keep], compact_parents(up, keep)
 
 
 def _spine_to_depth(H, T, humanoid: Humanoid, diagonal: float):
