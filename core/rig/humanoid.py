@@ -343,8 +343,9 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     SNAP_REACH x `diagonal`; then a chain's single-child joints between two moved joints
     are dropped (_drop_between), and each leg below its moved hip socket becomes knee,
     ankle and foot (_standard_legs). Legs hidden under a robe keep their joints. The root
-    and the joints of the spine, neck and head move to the middle of the body's depth
-    (_spine_to_depth).
+    and the joints of the spine, neck and head move onto the plane of symmetry (a
+    symmetric mesh: _spine_on_plane) and to the middle of the body's depth
+    (_spine_to_depth); a spine joint that lands next to its parent merges into it.
     Returns (heads, tails, parents)."""
     H, T, P = (np.array(heads, dtype=np.float64), np.array(tails, dtype=np.float64),
                np.asarray(parents, dtype=np.int64))
