@@ -116,9 +116,12 @@ def test_preset_tables_cover_every_role():
     roles = ["hips", "spine", "spine1", "spine2", "neck", "head"] + [
         f"{r}{s}" for r in ("shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe")
         for s in (".L", ".R")]
+    roles += [f"{d}{k}{s}" for d in ("thumb", "index", "middle", "ring", "pinky") for k in (1, 2, 3) for s in (".L", ".R")]
     for naming in presets.PRESETS[1:]:
         out = presets.names(roles, naming)
         assert len(set(out)) == len(roles)
+    assert presets.names(["pinky2.R", "thumb1.L"], "unity") == ["RightLittleIntermediate", "LeftThumbProximal"]
+    assert presets.names(["index3.L"], "rigify") == ["f_index.03.L"] and presets.names(["thumb3.R"], "unreal") == ["thumb_03_r"]
     assert presets.names(["forearm.R"], "mixamo") == ["mixamorig:RightForeArm"]
     assert presets.rigify_type("upper_arm.L") == "limbs.arm" and presets.rigify_type("forearm.L") == ""
 

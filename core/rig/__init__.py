@@ -20,12 +20,13 @@ naming      bone_names: readable, mirror-friendly names.
 orientation upright_turn: up and front found from the limbs (lying, facing +Y ...).
 humanoid    recognise, standard_bones: two legs, two arms, a head -> the standard skeleton;
             snap_limbs, limb_bones: the generic rig's limb joints and limb names.
+fingers     find_fingers: a hand's thumb and fingers found on the mesh (standard skeleton).
 presets     names: Mixamo / Unreal / Unity / Rigify names of the standard roles.
 graph       adjacency sets, edge lists, connected components (shared helpers).
 Every length here is in the normalised frame (longest bounding-box side = 1).
 core/skeleton.py runs them in this order (mirror_pairs last, with the placement).
 """
-from . import humanoid, presets
+from . import fingers, humanoid, presets
 from .budget import bone_support, prune_unsupported
 from .bones import default_up, shorten_end_bones, single_bone, to_bones
 from .chains import simplify_chains

@@ -13,7 +13,8 @@ The standard joints are placed along the paths pelvis -> foot, chest -> hand, pe
 chest and chest -> head tip at fractions of their length (LANDMARKS; the proportions of
 the CC0 human rigs of the benchmark data, bench/humanoid.py), so the arm hangs from the
 shoulder in A-pose as in T-pose whatever the hands touch; the pelvis, spine, neck and head
-lie in the middle of the body's depth (SPINE_DEPTH).
+lie in the middle of the body's depth (SPINE_DEPTH). Hands whose fingers are modelled
+apart get a thumb and fingers, three joints each (fingers.py).
 
 With generic names the humanoid keeps its generic rig, bent at the limb landmarks
 (snap_limbs), and its side chains are named by limb (limb_bones).
