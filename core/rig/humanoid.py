@@ -158,9 +158,9 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
     lifted = _lift_hidden_hips(paths, floor, height)
-    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths, symmetric=symmetric,
-                    vertices=V,
-                    inside=inside, faces=None if faces is None else np.asarray(faces))
+    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths,
+                    symmetric=symmetric, vertices=V, inside=inside,
+                    faces=None if faces is None else np.asarray(faces))
 
 
 def _headgear(tip, head, chest, points, height) -> bool:
@@ -172,9 +172,9 @@ def _headgear(tip, head, chest, points, height) -> bool:
 
 def _at_spine_depth(points, V, inside=None, share=None) -> np.ndarray:
     """Points moved front-to-back (y; the front is -y) to `share` (default SPINE_DEPTH; one
-    per point or one for all) of the body's depth
-    there (the vertices in a DEPTH_SLAB around each point); points with too few vertices
-    around them, or that `inside` says would leave the mesh, stay."""
+    for all or one per point) of the body's depth there (the vertices in a DEPTH_SLAB
+    around each point); points with too few vertices around them, or that `inside` says
+    would leave the mesh, stay."""
     P = np.array(points, dtype=np.float64)
     start = P.copy()
     share = np.broadcast_to(SPINE_DEPTH if share is None else share, len(P))
