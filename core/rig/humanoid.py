@@ -57,6 +57,15 @@ KNEE_DEPTH = 0.4
 # width (sideways) of the point.
 DEPTH_SLAB = (0.02, 0.05)
 DEPTH_VERTICES = 4
+# The skull base (the head joint) lies this share of the height above the narrowest
+# cross-section of the neck with a head at least HEAD_WIDER as wide above it, searched
+# within NECK_SEARCH of the chest -> head path (the crown narrows to nothing: no neck
+# there; sections NECK_SLAB of the height thick, within NECK_REACH of the path sideways).
+# The neck keeps its LANDMARKS proportion to the head (docs/auto_skeleton.md#humanoids).
+SKULL_ABOVE_NECK = 0.02
+NECK_SEARCH = (0.05, 0.85)
+NECK_SLAB, NECK_REACH = 0.01, 0.2
+HEAD_WIDER = 1.2
 ROBE_PELVIS = 0.2          # a pelvis this low (share of the height) is a robe's hem: the legs are hidden
 HIDDEN_HIP = 0.47          # ... and the hips go up to this share of the height (the CC0 artists' median)
 
@@ -260,6 +269,8 @@ def standard_joints(humanoid: Humanoid) -> dict:
     for role, path, fraction in LANDMARKS:
         for side in ((".L", ".R") if path in ("arm", "leg") else ("",)):
             out[role + side] = point_at(humanoid.paths[path + side], fraction)
+    if humanoid.vertices is not None:
+        out["neck"], out["head"] = _neck_and_skull_base(humanoid.paths["head"], humanoid.vertices)
     for side in (".L", ".R"):
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
         out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
@@ -285,6 +296,33 @@ def standard_joints(humanoid: Humanoid) -> dict:
                     out[f"{digit}{k + 1 if k < 3 else '_tip'}{side}"] = p
     humanoid.joints = out
     return dict(out)
+
+
+def _neck_and_skull_base(path, V):
+    """(neck, head) joints on the chest -> head tip path: the head SKULL_ABOVE_NECK of the
+    height above the neck's narrowest cross-section (the vertices' sideways extent in a
+    thin horizontal slab around the path) below a wider head, the neck at the LANDMARKS
+    ratio of the head's distance along the path; at the LANDMARKS fractions without one."""
+    fraction = dict((role, f) for role, _, f in LANDMARKS)
+    height = float(np.ptp(V[:, 2]))
+    length = _length(path)
+    fractions = np.arange(NECK_SEARCH[0], NECK_SEARCH[1] + 1e-9, 0.02)
+    widths = np.full(len(fractions), np.inf)
+    for k, f in enumerate(fractions):
+        p = point_at(path, f)
+        section = V[(np.abs(V[:, 2] - p[2]) < NECK_SLAB * height)
+                    & (np.hypot(V[:, 0] - p[0], V[:, 1] - p[1]) < NECK_REACH * height)]
+        if len(section) > 3:
+            widths[k] = np.ptp(section[:, 0])
+    # a neck has a wider head above it (the crown narrows to nothing: no neck there)
+    above = np.array([np.max(np.where(np.isfinite(widths[k + 1:]), widths[k + 1:], 0), initial=0.0)
+                      for k in range(len(widths))])
+    neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths), widths, np.inf)
+    at = fractions[int(np.argmin(neck))] if np.isfinite(neck).any() else None
+    if at is None or length <= 0:
+        return point_at(path, fraction["neck"]), point_at(path, fraction["head"])
+    head = min(at + SKULL_ABOVE_NECK * height / length, 0.95)
+    return point_at(path, head * fraction["neck"] / fraction["head"]), point_at(path, head)
 
 
 def _on_thigh_axis(hip, knee, thigh):
