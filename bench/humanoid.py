@@ -16,6 +16,11 @@ bones on +X), the landmarks are compared side by side and the record is listed.
 --calibrate: the artists' landmarks as fractions of Bonesmith's humanoid paths (where
 core/rig/humanoid.py's LANDMARKS come from), median per landmark over the CC0 sources
 (quat_, mpfb_) facing -Y, up +Z. Output: bench/results/humanoid.md.
+
+--calibrate-fingers: the artists' digit joints as signed fractions of Bonesmith's digit
+centre lines (core/rig/fingers.py's JOINTS; negative: into the palm), each artist digit's
+last joints against ours from the tip back, median per family (mpfb_, quatU_ men, quatU_
+women, ...) and the median of the family medians.
 """
 from __future__ import annotations
 
@@ -186,18 +191,83 @@ def calibrate(path: Path) -> dict:
     return out
 
 
+def calibrate_fingers(path: Path) -> list:
+    """[(family, "thumb" or "finger", joint 1-3, signed fraction)] for a humanoid whose
+    hands have fingers in the mesh and in the artist's rig."""
+    from bonesmith.core.rig import fingers, humanoid
+    from bonesmith.core.skeleton import extract_skeleton
+
+    with np.load(path, allow_pickle=False) as d:
+        rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
+    sk = extract_skeleton(rec["verts"], rec["faces"], naming="unreal")
+    if not sk.info["humanoid"]:
+        return []
+    vertices, faces = welded(rec["verts"], rec["faces"])
+    digits = artist_digits(rec["joint_names"], rec["joints"])
+    family = "mpfb_" if path.stem.startswith("mpfb_") else "_".join(path.stem.split("_")[:2])
+    n = {name: k for k, name in enumerate(sk.names)}
+    out = []
+    for s in ("l", "r"):
+        if f"middle_03_{s}" not in n:
+            continue
+        # the hand's far end as Auto Skeleton gives it to the fingers: the middle fingertip
+        hand, elbow, tip = n[f"hand_{s}"], n[f"lowerarm_{s}"], n[f"middle_03_{s}"]
+        lines = fingers.digit_lines(vertices, faces, sk.joints[hand], sk.joints[elbow], sk.tails[tip])
+        for digit, line in (lines or {}).items():
+            theirs = [points for (d, side), points in digits.items()
+                      if d == digit and np.linalg.norm(points[-1] - line[-1]) < humanoid.path_length(line)]
+            if not theirs:
+                continue
+            for k, point in zip((3, 2, 1), theirs[0][::-1][:3]):
+                out.append((family, "thumb" if digit == "thumb" else "finger", k, _signed_fraction(line, point)))
+    return out
+
+
+def welded(vertices, faces):
+    """The mesh welded as Auto Skeleton welds it (records of glTF packs are triangle soups)."""
+    from bonesmith.core.meshprep import clean_mesh
+    mesh = clean_mesh(vertices, faces)
+    return mesh.to_world(mesh.vertices), mesh.faces
+
+
+def _signed_fraction(line, point) -> float:
+    """fraction_of, or negative: how far before the line's start along its first half."""
+    from bonesmith.core.rig import humanoid
+    total = humanoid.path_length(line)
+    half = humanoid.point_at(line, 0.5)
+    direction = (half - line[0]) / max(np.linalg.norm(half - line[0]), 1e-12)
+    t = float((point - line[0]) @ direction / total)
+    return t if t < 0 else humanoid.fraction_of(line, point)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DATA_DEFAULT)
     ap.add_argument("--only", default="quat_,mpfb_,zad_")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--calibrate", action="store_true")
+    ap.add_argument("--calibrate-fingers", action="store_true")
     ap.add_argument("--out", type=Path, default=RESULTS / "humanoid.md")
     args = ap.parse_args(argv)
     cats = categories(args.data)
     prefixes = tuple(p for p in args.only.split(",") if p)
     paths = [p for p in sorted(args.data.glob("*.npz")) if p.stem.startswith(prefixes) and p.stem in cats]
     with ProcessPoolExecutor(args.jobs) as pool:
+        if args.calibrate_fingers:
+            found = [row for rows in pool.map(calibrate_fingers, paths) for row in rows]
+            table = []
+            for kind in ("finger", "thumb"):
+                for k in (1, 2, 3):
+                    per = {}
+                    for fam, kd, kk, f in found:
+                        if kd == kind and kk == k:
+                            per.setdefault(fam, []).append(f)
+                    if per:
+                        medians = {fam: float(np.median(v)) for fam, v in sorted(per.items())}
+                        table.append([kind, k, f"{np.median(list(medians.values())):.2f}",
+                                      ", ".join(f"{fam} {m:.2f} ({len(per[fam])})" for fam, m in medians.items())])
+            print(markdown_table(["digit", "joint", "median of families", "family medians (joints)"], table))
+            return 0
         if args.calibrate:
             cc0 = [p for p in paths if p.stem.startswith(("quat_", "mpfb_")) and cats[p.stem] == "humanoid"]
             found = [f for f in pool.map(calibrate, cc0) if f]

@@ -22,7 +22,9 @@ humanoid    recognise, standard_bones: two legs, two arms, a head -> the standar
             snap_limbs, limb_bones: the generic rig's limb joints and limb names.
 fingers     find_fingers: a hand's thumb and fingers found on the mesh (standard skeleton).
 presets     names: Mixamo / Unreal / Unity / Rigify names of the standard roles.
-graph       adjacency sets, edge lists, connected components (shared helpers).
+graph       adjacency sets, edge lists, connected components, length-weighted sparse
+            graphs, parent arrays (shared helpers).
+polyline    length, point_at, fraction_of on (k, 3) polylines (shared helpers).
 Every length here is in the normalised frame (longest bounding-box side = 1).
 core/skeleton.py runs them in this order (mirror_pairs last, with the placement).
 """

@@ -21,8 +21,11 @@ are index, middle, ring, pinky in order of distance from it.
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, dijkstra
+
+from ..mesh import unique_edges
+from .graph import length_graph
+from .polyline import point_at
 
 HAND_REACH = 1.5          # the hand lies within this many hand lengths (wrist -> tip) of the wrist
 SEED_REACH = 0.6          # the cut's vertices this close to the wrist (hand lengths) start the distance
@@ -32,7 +35,7 @@ BANDS = 6                 # distance bands along a digit for its centre line
 # Joint positions along a digit, as fractions of its web -> tip centre line (negative:
 # into the palm): the median over the three CC0 families with five-finger rigs of the
 # family medians (MPFB, Quaternius' modular men and women; bench/humanoid.py
-# --calibrate-fingers). Fingers agree within 0.15; the thumb's base does not (MPFB -1.31
+# --calibrate-fingers: -0.18 / 0.17 / 0.56 for the fingers now, docs/auto_skeleton.md#fingers). Fingers agree within 0.15; the thumb's base does not (MPFB -1.31
 # at the wrist, Quaternius -0.52): the middle.
 JOINTS = {"thumb": (-0.90, -0.25, 0.34), "finger": (-0.20, 0.16, 0.56)}
 NAMES = ("thumb", "index", "middle", "ring", "pinky")
@@ -60,7 +63,7 @@ def digit_lines(vertices, faces, wrist, elbow, tip) -> dict | None:
     if length <= 0 or not np.linalg.norm(axis) > 0:
         return None
     hand = ((V - wrist) @ axis > 0) & (np.linalg.norm(V - wrist, axis=1) < HAND_REACH * length)
-    graph, seeds = _hand_graph(V, _edges(F), hand, wrist, SEED_REACH * length)
+    graph, seeds = _hand_graph(V, unique_edges(F), hand, wrist, SEED_REACH * length)
     if not len(seeds):
         return None
     dist = dijkstra(graph, indices=seeds, min_only=True)
@@ -72,11 +75,6 @@ def digit_lines(vertices, faces, wrist, elbow, tip) -> dict | None:
     return {name: lines[k] for name, k in zip(NAMES, order)}
 
 
-def _edges(F) -> np.ndarray:
-    e = np.sort(np.vstack([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]]), axis=1)
-    return np.unique(e, axis=0)
-
-
 def _hand_graph(V, edges, hand, wrist, seed_reach):
     """The edge graph of the hand's vertices (weights: lengths) and the seeds: hand
     vertices on the cut (an edge to a vertex outside) near the wrist."""
@@ -84,12 +82,7 @@ def _hand_graph(V, edges, hand, wrist, seed_reach):
     cut = hand[edges[:, 0]] != hand[edges[:, 1]]
     seeds = np.unique(np.where(hand[edges[cut, 0]], edges[cut, 0], edges[cut, 1]))
     seeds = seeds[np.linalg.norm(V[seeds] - wrist, axis=1) < seed_reach]
-    e = edges[inner]
-    w = np.linalg.norm(V[e[:, 0]] - V[e[:, 1]], axis=1)
-    n = len(V)
-    graph = coo_matrix((np.concatenate([w, w]), (np.concatenate([e[:, 0], e[:, 1]]),
-                                                np.concatenate([e[:, 1], e[:, 0]]))), shape=(n, n)).tocsr()
-    return graph, seeds
+    return length_graph(V, edges[inner]), seeds
 
 
 def _digits(graph, dist, prominence) -> list:
@@ -150,10 +143,9 @@ def _centre_line(V, graph, dist, tip, web) -> np.ndarray:
 def point_on(line, fraction) -> np.ndarray:
     """The point at `fraction` of a polyline's length; negative: back along its first
     direction (the first half of the line)."""
-    seg = np.linalg.norm(np.diff(line, axis=0), axis=1)
-    arc = np.concatenate([[0.0], np.cumsum(seg)])
     if fraction >= 0:
-        return np.array([np.interp(fraction * arc[-1], arc, line[:, k]) for k in range(3)])
+        return point_at(line, fraction)
+    arc = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(line, axis=0), axis=1))])
     half = line[min(int(np.searchsorted(arc, 0.5 * arc[-1])), len(line) - 1)]
     direction = half - line[0]
     direction /= max(np.linalg.norm(direction), 1e-12)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Graph helpers shared by the refinement stages: adjacency sets, edge lists, components,
-and on parent arrays (joint -> parent joint, -1 for the root): subtrees, renumbering.
+sparse graphs weighted by edge length, and on parent arrays (joint -> parent joint, -1 for the root): subtrees, renumbering.
 
 A skeleton graph is a dict node -> set of neighbour nodes (a defaultdict(set), so
 that looking a node up adds it with no neighbours).
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+from scipy.sparse import coo_matrix
 
 from ..mesh import edge_components
 
@@ -68,3 +69,13 @@ def compact_parents(parents, keep) -> np.ndarray:
     index = np.where(keep, np.cumsum(keep) - 1, -1)
     kept = parents[keep]
     return np.where(kept >= 0, index[np.maximum(kept, 0)], -1)
+
+
+def length_graph(points, edges, n: int | None = None):
+    """Symmetric sparse (n, n) CSR matrix of an undirected graph on `points` (k, 3) whose
+    entries are the edges' (E, 2) lengths (n defaults to k), for scipy's shortest paths."""
+    edges = np.asarray(edges)
+    w = np.linalg.norm(points[edges[:, 0]] - points[edges[:, 1]], axis=1)
+    n = len(points) if n is None else n
+    return coo_matrix((np.concatenate([w, w]), (np.concatenate([edges[:, 0], edges[:, 1]]),
+                                               np.concatenate([edges[:, 1], edges[:, 0]]))), shape=(n, n)).tocsr()

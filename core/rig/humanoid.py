@@ -24,12 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from . import fingers
 from .bones import END_REACH
-from .graph import compact_parents, descendants
+from .graph import compact_parents, descendants, length_graph
+from .polyline import fraction_of, point_at  # noqa: F401 - fraction_of: bench/humanoid.py
+from .polyline import length as path_length
 from .symmetry import MIRROR
 
 # Leaves that branch apart this close to both of them (tree distance, fraction of the
@@ -228,16 +229,12 @@ def _symmetric(paths: dict) -> dict:
     out = dict(paths)
     for limb in ("arm", "leg"):
         left, right = paths[limb + ".L"], paths[limb + ".R"]
-        if _length(right) < _length(left):
+        if path_length(right) < path_length(left):
             left = right * MIRROR
         out[limb + ".L"], out[limb + ".R"] = left, left * MIRROR
     for centre in ("spine", "head"):
         out[centre] = paths[centre] * np.array([0.0, 1.0, 1.0])
     return out
-
-
-def _length(path) -> float:
-    return float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum())
 
 
 def _from_hip(path) -> np.ndarray:
@@ -305,7 +302,7 @@ def _neck_and_skull_base(path, V):
     ratio of the head's distance along the path; at the LANDMARKS fractions without one."""
     fraction = dict((role, f) for role, _, f in LANDMARKS)
     height = float(np.ptp(V[:, 2]))
-    length = _length(path)
+    length = path_length(path)
     fractions = np.arange(NECK_SEARCH[0], NECK_SEARCH[1] + 1e-9, 0.02)
     widths = np.full(len(fractions), np.inf)
     for k, f in enumerate(fractions):
@@ -614,30 +611,6 @@ def _with_palms(heads, tails, parents, roles):
     return np.array(heads), np.array(tails), np.array(parents, dtype=np.int64), roles
 
 
-def point_at(path, fraction: float) -> np.ndarray:
-    """The point at `fraction` of a polyline's length."""
-    path = np.asarray(path, dtype=np.float64)
-    seg = np.linalg.norm(np.diff(path, axis=0), axis=1)
-    arc = np.concatenate([[0.0], np.cumsum(seg)])
-    if arc[-1] <= 0:
-        return path[0].copy()
-    return np.array([np.interp(fraction * arc[-1], arc, path[:, k]) for k in range(3)])
-
-
-def fraction_of(path, point) -> float:
-    """Where `point` projects onto a polyline, as a fraction of its length (bench/humanoid.py
-    measures the artists' proportions with it)."""
-    path = np.asarray(path, dtype=np.float64)
-    a, b = path[:-1], path[1:]
-    d = b - a
-    t = np.clip(np.einsum("ij,ij->i", point - a, d) / np.maximum(np.einsum("ij,ij->i", d, d), 1e-30), 0, 1)
-    near = a + t[:, None] * d
-    k = int(np.argmin(np.linalg.norm(near - point, axis=1)))
-    seg = np.linalg.norm(d, axis=1)
-    total = seg.sum()
-    return float((seg[:k].sum() + t[k] * seg[k]) / total) if total > 0 else 0.0
-
-
 # -- the joint graph --------------------------------------------------------------------------
 
 def split_role(role: str) -> tuple:
@@ -676,12 +649,7 @@ def _joint_graph(heads, tails, parents):
 
 
 def _tree_distances(points, edges):
-    w = np.linalg.norm(points[edges[:, 0]] - points[edges[:, 1]], axis=1)
-    n = len(points)
-    graph = coo_matrix((np.concatenate([w, w]), (np.concatenate([edges[:, 0], edges[:, 1]]),
-                                                 np.concatenate([edges[:, 1], edges[:, 0]]))),
-                       shape=(n, n)).tocsr()
-    return shortest_path(graph, directed=False, return_predecessors=True)
+    return shortest_path(length_graph(points, edges), directed=False, return_predecessors=True)
 
 
 def _extremities(points, edges, dist, height, centre_band) -> list:
