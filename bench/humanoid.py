@@ -105,7 +105,7 @@ def finger_errors(mine: dict, theirs: dict, swapped: bool, diag: float) -> list:
     the knuckle; the joints nearest the tip are the phalanges in every convention)."""
     out = []
     for (digit, side), points in theirs.items():
-        side = {".L": ".R", ".R": ".L"}[side] if swapped else side
+        side = OTHER_SIDE[side] if swapped else side
         ours = [mine.get(f"{digit}{k}{side}") for k in (1, 2, 3)]
         if ours[0] is None:
             continue
@@ -146,15 +146,18 @@ def run(path: Path) -> dict:
         digits = artist_digits(rec["joint_names"], rec["joints"])
         artist = {side for _, side in digits}
         if out["sides_swapped"]:
-            artist = {swap("x" + side)[1:] for side in artist}
+            artist = {OTHER_SIDE[side] for side in artist}
         ours = {role[-2:] for role in mine if role.startswith("index1")}
         out["hands"] = (len(ours & artist), len(artist), len(ours - artist))
         out["fingers"] = finger_errors(mine, digits, out["sides_swapped"], diag)
     return out
 
 
+OTHER_SIDE = {".L": ".R", ".R": ".L"}
+
+
 def swap(role: str) -> str:
-    return role[:-2] + {".L": ".R", ".R": ".L"}[role[-2:]] if role[-2:] in (".L", ".R") else role
+    return role[:-2] + OTHER_SIDE[role[-2:]] if role[-2:] in OTHER_SIDE else role
 
 
 def sides_swapped(mine: dict, theirs: dict) -> bool:

@@ -34,9 +34,10 @@ DIGITS = (4, 5)           # a hand with this many digits gets fingers
 BANDS = 6                 # distance bands along a digit for its centre line
 # Joint positions along a digit, as fractions of its web -> tip centre line (negative:
 # into the palm): the median over the three CC0 families with five-finger rigs of the
-# family medians (MPFB, Quaternius' modular men and women; bench/humanoid.py
-# --calibrate-fingers: -0.18 / 0.17 / 0.56 for the fingers now, docs/auto_skeleton.md#fingers). Fingers agree within 0.15; the thumb's base does not (MPFB -1.31
-# at the wrist, Quaternius -0.52): the middle.
+# family medians (MPFB, Quaternius' modular men and women; docs/auto_skeleton.md#fingers;
+# bench/humanoid.py --calibrate-fingers now gives -0.18 / 0.17 / 0.56 for the fingers).
+# Fingers agree within 0.15; the thumb's base does not (MPFB -1.31 at the wrist,
+# Quaternius -0.52): the middle.
 JOINTS = {"thumb": (-0.90, -0.25, 0.34), "finger": (-0.20, 0.16, 0.56)}
 NAMES = ("thumb", "index", "middle", "ring", "pinky")
 
