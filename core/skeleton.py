@@ -101,9 +101,10 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     detail: 1.0 = default joint density; 2.0 roughly doubles joints per chain.
     naming: "bonesmith" (generic names: spine_01, arm_02.L ...) or a humanoid preset,
     "mixamo", "unreal", "unity", "rigify": a humanoid then gets the standard humanoid
-    skeleton with that preset's names (and three bones a digit on hands with separable
-    fingers; rigify: a metarig, with heel and palm bones); anything
-    else keeps the generic skeleton and names. info["humanoid"] says whether the mesh was
+    skeleton with that preset's names (rigify: a metarig, with heel and palm bones);
+    anything else keeps the generic skeleton and names. Hands with separable fingers
+    get three bones a digit in every naming (thumb_01.L ... with generic names).
+    info["humanoid"] says whether the mesh was
     recognised as one; info["roles"] gives each standard bone's role ("forearm.L").
     progress: optional callable(fraction: float, message: str); it may raise
     errors.Cancelled to stop the job.
@@ -160,7 +161,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     surface = (V, F) if len(V) < len(mesh.vertices) else (mesh.vertices, mesh.surface_faces)   # decimated: the proxy
     human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
                                    inside=lambda P: rig.clearly_inside(P @ upright, *surface),
-                                   faces=mesh.faces if naming != "bonesmith" else None)   # for the fingers
+                                   faces=mesh.faces)   # for the fingers
     roles = None
     if human is not None and naming != "bonesmith":
         heads, tails, parents, roles = rig.humanoid.standard_bones(human, metarig=naming == "rigify")
@@ -171,6 +172,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if human is not None and not roles:          # arms and legs named by limb, not by direction
         limbs = rig.humanoid.limb_bones(heads, parents, human, SIDE_TOLERANCE)
         names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE, limbs=limbs)
+        if opt["limb_landmarks"]:
+            names = rig.humanoid.finger_names(heads, names, human, diagonal)
     timings["rig"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     report(1.0, "Done")

@@ -369,6 +369,31 @@ def test_separable_fingers_get_three_bones_each_at_the_artists_joints(woman):
     assert np.mean(errors) < 0.008 and max(errors) < 0.02, (np.mean(errors), max(errors))
 
 
+def test_generic_names_get_the_same_fingers_and_nothing_else_past_the_wrist(woman):
+    """With Bonesmith's own names the woman's generic rig keeps its arms, but below each
+    wrist hang the same digits as in the standard skeleton (thumb_01.L ... pinky_03.R):
+    no generic hand chain is left beside them (the contraction runs those through the
+    palm, merged with each other)."""
+    V, F, _ = woman
+    generic, standard = extract_skeleton(V, F), extract_skeleton(V, F, naming="unreal")
+    n, s = named(generic), named(standard)
+    digits = ("thumb", "index", "middle", "ring", "pinky")
+    for side in (".L", ".R"):
+        wrist = generic.parents[n[f"thumb_01{side}"]]
+        assert np.allclose(generic.joints[wrist], standard.joints[s[f"hand_{side[1].lower()}"]])
+        assert np.allclose(generic.tails[wrist], generic.joints[n[f"middle_01{side}"]])
+        for d in digits:
+            chain = [n[f"{d}_0{k}{side}"] for k in (1, 2, 3)]
+            assert generic.parents[chain[0]] == wrist and list(generic.parents[chain[1:]]) == chain[:2]
+            assert np.allclose(generic.joints[chain], standard.joints[[s[f"{d}_0{k}_{side[1].lower()}"] for k in (1, 2, 3)]])
+        # within a forearm's length past the wrist: the digits only
+        forearm = generic.joints[wrist] - generic.joints[generic.parents[wrist]]
+        offset = generic.joints - generic.joints[wrist]
+        past = np.flatnonzero((offset @ forearm > 0) & (np.linalg.norm(offset, axis=1) < np.linalg.norm(forearm)))
+        found = {generic.names[j] for j in past}      # (the thumb's base may lie behind the wrist)
+        assert found <= {f"{d}_0{k}{side}" for d in digits for k in (1, 2, 3)} and len(found) >= 14
+
+
 def test_mitten_hands_keep_one_hand_bone(sample):
     """The sample's hands are mittens with a thumb: no finger bones, the hand bone to the tip."""
     sk = extract_skeleton(sample["verts"], sample["faces"], naming="unreal")

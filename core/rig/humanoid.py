@@ -17,7 +17,8 @@ lie in the middle of the body's depth (SPINE_DEPTH). Hands whose fingers are mod
 apart get a thumb and fingers, three joints each (fingers.py).
 
 With generic names the humanoid keeps its generic rig, bent at the limb landmarks
-(snap_limbs), and its side chains are named by limb (limb_bones).
+(snap_limbs), with the standard digits on hands with separable fingers, and its side
+chains are named by limb (limb_bones) and its digits by finger (finger_names).
 """
 from __future__ import annotations
 
@@ -378,7 +379,8 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     plane x = 0, not the root and not moved already, moves onto it if it is within
     SNAP_REACH x `diagonal`; then a chain's single-child joints between two moved joints
     are dropped (_drop_between), and each leg below its moved hip socket becomes knee,
-    ankle and foot (_standard_legs). Legs hidden under a robe keep their joints. The root
+    ankle and foot (_standard_legs), and each hand with separable fingers gets the
+    standard digits (_standard_hands). Legs hidden under a robe keep their joints. The root
     and the joints of the spine, neck and head move onto the plane of symmetry (a
     symmetric mesh: _spine_on_plane) and to the middle of the body's depth
     (_spine_to_depth); a spine joint that lands next to its parent merges into it.
@@ -415,6 +417,7 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     H, T, P = _drop_between(H, T, P, set(moved))
     if not humanoid.hidden_legs:
         H, T, P = _standard_legs(H, T, P, landmarks, diagonal)
+    H, T, P = _standard_hands(H, T, P, landmarks, diagonal)
     return _merge_coincident(H, T, P, _limb_chain(H, P, landmarks["head"]), SPINE_MERGE * diagonal)
 
 
@@ -448,6 +451,67 @@ def _standard_legs(H, T, P, landmarks, diagonal):
             P.append(parent)
             parent = len(P) - 1
     return np.array(H), np.array(T), np.array(P, dtype=np.int64)
+
+
+def _standard_hands(H, T, P, landmarks, diagonal):
+    """Each hand with separable fingers (landmarks "index1.L" ...: fingers.find_fingers)
+    as the standard skeleton has it: below the wrist (the joint moved onto the hand
+    landmark) three bones a digit instead of the generic rig's hand chains (the joints
+    below the elbow beyond the wrist, and what hangs from them), which the contraction
+    runs through the palm and merges with each other; they may branch off above the
+    wrist. A mitten keeps its generic hand chain."""
+    keep = np.ones(len(P), dtype=bool)
+    wrists = {}
+    for side in (".L", ".R"):
+        at = {role: np.flatnonzero(np.linalg.norm(H - landmarks[role + side], axis=1) < 1e-9 * diagonal)
+              for role in ("forearm", "hand")}
+        if (any(len(j) != 1 for j in at.values())
+                or not any(f"{digit}1{side}" in landmarks for digit in fingers.NAMES)):
+            continue
+        elbow, wrists[side] = int(at["forearm"][0]), int(at["hand"][0])
+        forearm = H[wrists[side]] - H[elbow]
+        hand = [j for j in descendants(P, elbow) if (H[j] - H[wrists[side]]) @ forearm > 0]
+        keep[descendants(P, wrists[side])] = False
+        for j in hand:
+            keep[[j, *descendants(P, j)]] = False
+    for j in np.flatnonzero(keep):       # a junction that lost its hand branch: a chain joint again
+        kids = np.flatnonzero(P == j)
+        if len(kids) > 1 and keep[kids].sum() == 1:
+            T[j] = H[kids[keep[kids]][0]]
+    if not wrists:
+        return H, T, P
+    index = np.cumsum(keep) - 1
+    H, T, P = list(H[keep]), list(T[keep]), list(compact_parents(P, keep))
+    for side, wrist in wrists.items():
+        wrist = int(index[wrist])
+        knuckle = next(f"{d}1{side}" for d in ("middle", "index", "ring", "pinky", "thumb")
+                       if f"{d}1{side}" in landmarks)
+        T[wrist] = landmarks[knuckle]
+        for digit in fingers.NAMES:
+            parent = wrist
+            for k in (1, 2, 3):
+                if f"{digit}{k}{side}" not in landmarks:
+                    break
+                H.append(landmarks[f"{digit}{k}{side}"])
+                T.append(landmarks[f"{digit}{k + 1 if k < 3 else '_tip'}{side}"])
+                P.append(parent)
+                parent = len(P) - 1
+    return np.array(H), np.array(T), np.array(P, dtype=np.int64)
+
+
+def finger_names(heads, names, humanoid: Humanoid, diagonal: float) -> list:
+    """Generic names with a humanoid's finger bones (_standard_hands) named by digit:
+    thumb_01.L ... pinky_03.R."""
+    landmarks = standard_joints(humanoid)
+    out = list(names)
+    H = np.asarray(heads, dtype=np.float64)
+    for role in DIGIT_ROLES:
+        for side in (".L", ".R"):
+            if role + side in landmarks:
+                j = np.flatnonzero(np.linalg.norm(H - landmarks[role + side], axis=1) < 1e-9 * diagonal)
+                if len(j) == 1:
+                    out[int(j[0])] = f"{role[:-1]}_0{role[-1]}{side}"
+    return out
 
 
 def _spine_on_plane(H, T, P, head, diagonal):
