@@ -2,7 +2,7 @@
 """Joint budget: a bone exists only where it has vertices to move
 (docs/auto_skeleton.md#bone-support).
 
-Chains are resampled by length, and slender chains (fingers, fins) get up to three
+Chains are resampled by length, and slender chains (fingers, fins) get up to two
 bones, whatever the mesh's resolution. On a low-poly mesh that leaves bones with two or
 three vertices nearest them, or none: noise for an animator, and weights that cannot
 follow them. Here every bone needs `min_support` vertices of the mesh nearest to it; the

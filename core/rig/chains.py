@@ -26,9 +26,11 @@ BEND_WINDOW = 0.5
 # Without a bend, a joint moves to the thinnest node at most this many bone lengths
 # from its evenly spaced place; tuned.
 NARROW_WINDOW = 0.25
-# A slender chain (a finger) gets one bone per body diameter of its length, up to this
-# many, however short bone_length would make it.
-MAX_SLENDER_BONES = 3
+# A slender chain (a finger, a toe, a claw) gets one bone per body diameter of its length,
+# up to this many, however short bone_length would make it. A humanoid's separable
+# fingers get three bones each elsewhere (humanoid._standard_hands); 3 here cost 0.05 joints
+# x artist on the benchmark for 0.01 CD-J2J (docs/auto_skeleton.md#joint-budget).
+MAX_SLENDER_BONES = 2
 # A chain whose cross-section is flatter than this (_flatness: a fin, an ear, a wing's
 # membrane) gets no slender bones: it bends as a sheet, not at knuckles.
 FLAT_SECTION = 0.5
