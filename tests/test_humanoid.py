@@ -263,6 +263,29 @@ def with_branch(rig, start: int, points):
     return np.array(heads), np.array(tails), np.array(parents), outline
 
 
+def test_a_body_modelled_without_its_head_is_a_humanoid(woman):
+    """Armour or a body made for a separate head mesh ends at the neck: its highest
+    extremities are the neck rim and shoulders beside the plane of symmetry (0 A.D.'s
+    armour bodies were refused). The woman cut at her artist's neck joint is recognised,
+    her neck and head joints lie on the plane in the top of the torso, and her hands and
+    feet are where they are on the whole woman."""
+    V, F, artist = woman
+    F = F[(V[F][:, :, 2] < artist["Neck"][2]).all(axis=1)]
+    used = np.unique(F)
+    V, F = V[used], np.searchsorted(used, F)
+    whole_sk = extract_skeleton(*woman[:2], naming="unreal")
+    whole = named(whole_sk)
+    sk = extract_skeleton(V, F, naming="unreal")
+    assert sk.info["humanoid"]
+    n = named(sk)
+    top, size = V[:, 2].max(), float(np.linalg.norm(np.ptp(V, axis=0)))
+    for role in ("neck_01", "head"):
+        p = sk.joints[n[role]]
+        assert abs(p[0]) < 1e-6 * size and artist["Chest"][2] < p[2] < top
+    for role in ("hand_l", "hand_r", "foot_l", "foot_r", "upperarm_l", "thigh_r"):
+        assert np.linalg.norm(sk.joints[n[role]] - whole_sk.joints[whole[role]]) < 0.02 * size, role
+
+
 def test_a_crown_is_headgear_but_wings_are_no_humanoid():
     """Extra tips above the chest near the head's tip (a crown's points, a helmet's
     parts, ears; quatU_men_king and men_swat were missed) do not stop recognition, even

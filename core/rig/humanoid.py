@@ -142,9 +142,11 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
     rest = [t for t in tips if t not in feet]
     if not rest:
         return None
-    head = max(rest, key=lambda t: points[t, 2])
-    if abs(points[head, 0]) > HEAD_CENTRE * width:
-        return None
+    head, top = max(rest, key=lambda t: points[t, 2]), None
+    if abs(points[head, 0]) > HEAD_CENTRE * width:     # a hand raised above the head, or no head
+        head, top = _top_on_plane(points, V, HEAD_CENTRE * width, height)
+        if head is None:
+            return None
     pelvis = _median(feet[0], feet[1], head, dist)
     # hands do not hang from the pelvis (a skirt's hem does): the pelvis is not on their way to the head
     upper = [t for t in rest if t != head and dist[head, t] < dist[head, pelvis] + dist[pelvis, t] - 1e-9]
@@ -164,7 +166,10 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
         return None                       # a tail, wings or extra limbs
     left = lambda pair: sorted(pair, key=lambda t: -points[t, 0])  # noqa: E731
     (hand_l, hand_r), (foot_l, foot_r) = left(hands), left(feet)
-    paths = {"spine": _polyline(pred, points, pelvis, chest), "head": _polyline(pred, points, chest, head),
+    neck = _polyline(pred, points, chest, head)
+    if top is not None:
+        neck = np.vstack([neck, top])
+    paths = {"spine": _polyline(pred, points, pelvis, chest), "head": neck,
              "arm.L": _polyline(pred, points, chest, hand_l), "arm.R": _polyline(pred, points, chest, hand_r),
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
@@ -172,6 +177,21 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
     return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths,
                     symmetric=symmetric, vertices=V, inside=inside,
                     faces=None if faces is None else np.asarray(faces))
+
+
+def _top_on_plane(points, V, centre_band, height):
+    """(joint, top point) for a body whose highest extremity is off the plane of symmetry:
+    the highest joint on the plane (a head's, below a raised hand; or the top of the torso
+    of armour modelled for a separate head mesh, whose neck rim and shoulders end in
+    extremities beside the plane) and the top of the mesh above it (within NECK_REACH
+    of it sideways), where the head path then ends; (None, None) without such a joint."""
+    on = np.flatnonzero(np.abs(points[:, 0]) <= centre_band)
+    if not len(on):
+        return None, None
+    j = int(on[np.argmax(points[on, 2])])
+    near = V[np.hypot(V[:, 0] - points[j, 0], V[:, 1] - points[j, 1]) < NECK_REACH * height]
+    top = np.array([points[j, 0], points[j, 1], near[:, 2].max() if len(near) else points[j, 2]])
+    return j, (top if top[2] > points[j, 2] else None)
 
 
 def _headgear(tip, head, chest, points, height) -> bool:
