@@ -17,6 +17,11 @@ bones on +X), the landmarks are compared side by side and the record is listed.
 core/rig/humanoid.py's LANDMARKS come from), median per landmark over the CC0 sources
 (quat_, mpfb_) facing -Y, up +Z. Output: bench/results/humanoid.md.
 
+--hip-heights: where each artist puts the hip joints (the thighs' heads) against the
+crotch (the surface straight below Bonesmith's pelvis joint), in shares of the height,
+per family (median, range): the conventions the hip landmark is scored against
+(docs/auto_skeleton.md#hip-conventions). Records up +Z whose thighs the rig names.
+
 --calibrate-fingers: the artists' digit joints as signed fractions of Bonesmith's digit
 centre lines (core/rig/fingers.py's JOINTS; negative: into the palm), each artist digit's
 last joints against ours from the tip back, median per family (mpfb_, quatU_ men, quatU_
@@ -226,6 +231,51 @@ def calibrate_fingers(path: Path) -> list:
     return out
 
 
+def hip_height(path: Path):
+    """(family, (artist hip - crotch) / height) or None (hip_heights)."""
+    from bonesmith.core.skeleton import extract_skeleton
+
+    with np.load(path, allow_pickle=False) as d:
+        rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
+    sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
+    theirs = artist_landmarks(rec["joint_names"], rec["joints"])
+    thighs = [theirs[r] for r in ("thigh.L", "thigh.R") if r in theirs]
+    if not sk.info["humanoid"] or "up +Z" not in sk.facing_text or not thighs:
+        return None
+    vertices, faces = welded(rec["verts"], rec["faces"])
+    below = surface_below(vertices, faces, sk.joints[sk.info["roles"].index("hips")])
+    if below is None:
+        return None
+    height = float(np.ptp(vertices[:, 2]))
+    return family(path.stem), (float(np.mean([p[2] for p in thighs])) - below) / height
+
+
+def family(name: str) -> str:
+    """Benchmark family of a record: mpfb_, zad_, quat_ classics vs animated, quatU_ men ..."""
+    if name.startswith("quat_"):
+        return "quat_ " + ("classic " + ("men" if "Male" in name else "women")
+                           if name.split("_")[1] in ("Male", "Female", "Smooth") else "others")
+    if name.startswith("quatU_"):
+        return "quatU_ " + name.split("_")[1]
+    return name.split("_")[0] + "_"
+
+
+def surface_below(V, F, point):
+    """Height of the first surface crossing straight below `point` (the crotch, from the
+    pelvis), or None."""
+    x, y = point[0] + 1e-6 * np.ptp(V[:, 0]), point[1]      # off the seam of a symmetric mesh
+    A, B, C = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
+    det = (B[:, 0] - A[:, 0]) * (C[:, 1] - A[:, 1]) - (C[:, 0] - A[:, 0]) * (B[:, 1] - A[:, 1])
+    ok = np.abs(det) > 1e-18
+    det = np.where(ok, det, 1.0)
+    u = ((x - A[:, 0]) * (C[:, 1] - A[:, 1]) - (C[:, 0] - A[:, 0]) * (y - A[:, 1])) / det
+    v = ((B[:, 0] - A[:, 0]) * (y - A[:, 1]) - (x - A[:, 0]) * (B[:, 1] - A[:, 1])) / det
+    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1)
+    z = (A[:, 2] + u * (B[:, 2] - A[:, 2]) + v * (C[:, 2] - A[:, 2]))[hit]
+    z = z[z < point[2]]
+    return float(z.max()) if len(z) else None
+
+
 def welded(vertices, faces):
     """The mesh welded as Auto Skeleton welds it (records of glTF packs are triangle soups)."""
     from bonesmith.core.meshprep import clean_mesh
@@ -250,6 +300,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--calibrate-fingers", action="store_true")
+    ap.add_argument("--hip-heights", action="store_true")
     ap.add_argument("--out", type=Path, default=RESULTS / "humanoid.md")
     args = ap.parse_args(argv)
     cats = categories(args.data)
@@ -270,6 +321,14 @@ def main(argv=None) -> int:
                         table.append([kind, k, f"{np.median(list(medians.values())):.2f}",
                                       ", ".join(f"{fam} {m:.2f} ({len(per[fam])})" for fam, m in medians.items())])
             print(markdown_table(["digit", "joint", "median of families", "family medians (joints)"], table))
+            return 0
+        if args.hip_heights:
+            per = {}
+            for fam, offset in filter(None, pool.map(hip_height, paths)):
+                per.setdefault(fam, []).append(offset)
+            print(markdown_table(["family", "n", "artist hip - crotch (median)", "min", "max"],
+                                 [[fam, len(v), f"{np.median(v):+.3f}", f"{min(v):+.3f}", f"{max(v):+.3f}"]
+                                  for fam, v in sorted(per.items())]))
             return 0
         if args.calibrate:
             cc0 = [p for p in paths if p.stem.startswith(("quat_", "mpfb_")) and cats[p.stem] == "humanoid"]
