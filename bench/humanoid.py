@@ -263,17 +263,12 @@ def family(name: str) -> str:
 def surface_below(V, F, point):
     """Height of the first surface crossing straight below `point` (the crotch, from the
     pelvis), or None."""
-    x, y = point[0] + 1e-6 * np.ptp(V[:, 0]), point[1]      # off the seam of a symmetric mesh
-    A, B, C = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
-    det = (B[:, 0] - A[:, 0]) * (C[:, 1] - A[:, 1]) - (C[:, 0] - A[:, 0]) * (B[:, 1] - A[:, 1])
-    ok = np.abs(det) > 1e-18
-    det = np.where(ok, det, 1.0)
-    u = ((x - A[:, 0]) * (C[:, 1] - A[:, 1]) - (C[:, 0] - A[:, 0]) * (y - A[:, 1])) / det
-    v = ((B[:, 0] - A[:, 0]) * (y - A[:, 1]) - (x - A[:, 0]) * (B[:, 1] - A[:, 1])) / det
-    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1)
-    z = (A[:, 2] + u * (B[:, 2] - A[:, 2]) + v * (C[:, 2] - A[:, 2]))[hit]
-    z = z[z < point[2]]
-    return float(z.max()) if len(z) else None
+    from bonesmith.core.centering import ray_hits
+
+    origin = point + [1e-6 * np.ptp(V[:, 0]), 0.0, 0.0]      # off the seam of a symmetric mesh
+    T0 = V[F[:, 0]]
+    t = ray_hits(origin, np.array([[0.0, 0.0, -1.0]]), T0, V[F[:, 1]] - T0, V[F[:, 2]] - T0)[0]
+    return float(origin[2] - t) if np.isfinite(t) else None
 
 
 def welded(vertices, faces):
