@@ -258,6 +258,8 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
     if len(kept) == 1:
         adj[int(kept[0])]     # a lone node has no edge to put it in the tree
     X = rig.extend_leaves(X, adj, V, F)      # before pruning: a head is long once it reaches its top
+    if symmetric:     # a flat fish's spine through its thick middle, not up into its fins
+        X = rig.centre_flat_body(X, adj, V, members, centre=CENTRE_TOLERANCE)
     adj = rig.prune_spurs(X, adj, radius, opt["spur_length"] / detail)
     if symmetric:     # fins in the plane of symmetry, a flat fish's medial sheet
         adj = rig.prune_plane_sheets(X, adj, V, members, centre=CENTRE_TOLERANCE)

@@ -6,9 +6,10 @@ refine      refine_nodes: nodes moved back to the centre of their surface region
 parts       join_parts: one graph for a multi-part mesh: small parts get no bones,
             parts overlapping the body are absorbed, the rest hang off the nearest node;
             straighten_convex_parts: a box's graph is its axis.
-tree        spanning_tree, extend_leaves, prune_spurs, prune_plane_sheets, choose_root,
-            merge_end_clusters: a tree whose leaves reach the tips, without spurs or
-            fins in the plane of symmetry, rooted near the centre of mass, with a head
+tree        spanning_tree, extend_leaves, centre_flat_body, prune_spurs,
+            prune_plane_sheets, choose_root, merge_end_clusters: a tree whose leaves
+            reach the tips, a flat fish's spine through its thick middle, without spurs
+            or fins in the plane of symmetry, rooted near the centre of mass, with a head
             as one chain.
 chains      simplify_chains: chains between junctions resampled to a sensible joint count
             (flat chains, fins, without finger-like extra bones).
@@ -39,11 +40,12 @@ from .placement import center_in_sections, clearly_inside, push_inside
 from .refine import refine_nodes
 from .orientation import facing, upright_turn
 from .symmetry import MIRROR, is_mirror_symmetric, is_side_turn, mirror_pairs, mirror_tree, symmetry_turn
-from .tree import (choose_root, extend_leaves, merge_end_clusters, orient, prune_plane_sheets, prune_spurs, spanning_tree,
+from .tree import (centre_flat_body, choose_root, extend_leaves, merge_end_clusters, orient, prune_plane_sheets, prune_spurs, spanning_tree,
                    walk_to_junction)
 
 __all__ = [
-    "MIRROR", "adjacency", "body_weights", "bone_support", "bone_names", "center_in_sections", "choose_root",
+    "MIRROR", "adjacency", "body_weights", "bone_support", "bone_names", "center_in_sections", "centre_flat_body",
+    "choose_root",
     "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "is_mirror_symmetric", "is_side_turn",
     "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
     "prune_plane_sheets", "prune_spurs", "prune_unsupported", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Tree: spanning tree of the joined graph, leaves pushed to the tips, spurs pruned, root
-chosen, a head made one chain.
+"""Tree: spanning tree of the joined graph, leaves pushed to the tips, a flat body's spine
+centred, spurs pruned, root chosen, a head made one chain.
 
 Trees here are adjacency dicts (see graph.py); `orient` turns one into parent links.
 """
@@ -29,6 +29,11 @@ LEAF_MAX_GAP = 0.5
 # prune_plane_sheets: a branch in the plane of symmetry is a sheet (a fin) when its
 # vertices spread less than this across the plane as in it, across the branch; tuned.
 SHEET_FLATNESS = 0.3
+# centre_flat_body: a body whose joints on the plane of symmetry spread their vertices
+# less than this across the plane as in it (a flat fish seen from the side) is a sheet;
+# its joints move to the thick middle of slabs this share of its length wide; tuned.
+FLAT_BODY = 0.5
+FLAT_BODY_SLAB = 0.03
 
 
 def spanning_tree(X, nodes, edges):
@@ -165,6 +170,36 @@ def prune_plane_sheets(X, adj, V, members, *, centre: float, flat: float = SHEET
         if not found:
             return adj
         _remove(adj, min(found, key=lambda f: f[0])[1][:-1])
+
+
+def centre_flat_body(X, adj, V, members, *, centre: float) -> np.ndarray:
+    """Nodes of a flat body in the plane of symmetry (a disc-shaped fish seen from the
+    side) moved to the middle of its thickness. The contraction takes such a body to the
+    medial axis of its outline, which runs out into every fin: the chain from head to
+    tail zig-zags up through the dorsal fin and down again. The spine an artist puts in
+    it runs through the thick middle: each node on the plane (|x| <= centre) moves,
+    across the body's long axis, to the mean of the vertices in its slab (FLAT_BODY_SLAB
+    of the length wide) weighted by their squared distance from the plane (the fins
+    are thin, x ~ 0). Only when the on-plane nodes' vertices spread less than FLAT_BODY
+    as much across the plane (x) as across the long axis in it. X: (k, 3); returns X
+    (a new array when moved). docs/auto_skeleton.md#tree"""
+    on = np.array([v for v in adj if abs(X[v, 0]) <= centre], dtype=np.int64)
+    if len(on) < 3:
+        return X
+    c = X[on, 1:].mean(axis=0)
+    axis, across = np.linalg.svd(X[on, 1:] - c, full_matrices=False)[2]
+    offsets = np.vstack([V[members[k]] - X[k] for k in on])
+    if np.sqrt(np.mean(offsets[:, 0] ** 2)) >= FLAT_BODY * np.sqrt(np.mean((offsets[:, 1:] @ across) ** 2)):
+        return X
+    along, side, weight = (V[:, 1:] - c) @ axis, (V[:, 1:] - c) @ across, V[:, 0] ** 2
+    half = FLAT_BODY_SLAB * np.ptp(along)
+    X = X.copy()
+    for v in on:
+        t = (X[v, 1:] - c) @ axis
+        w = weight * (np.abs(along - t) < half)
+        if w.sum() > 0:
+            X[v] = [0.0, *(c + t * axis + (w @ side) / w.sum() * across)]
+    return X
 
 
 def _plane_spread(X, V, members, path) -> float:
