@@ -183,8 +183,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if roles:
         info["roles"] = roles
     up = rig.default_up(heads, tails)
-    if roles:
-        up = rig.humanoid.finger_ups(heads, tails, roles, up)
+    if human is not None:        # digits face the back of the hand, in every naming
+        up = rig.humanoid.finger_ups(heads, tails, roles or rig.humanoid.digit_roles(names, parents), up)
     return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
                     up @ turn, info)
 

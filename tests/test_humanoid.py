@@ -415,6 +415,11 @@ def test_generic_names_get_the_same_fingers_and_nothing_else_past_the_wrist(woma
         past = np.flatnonzero((offset @ forearm > 0) & (np.linalg.norm(offset, axis=1) < np.linalg.norm(forearm)))
         found = {generic.names[j] for j in past}      # (the thumb's base may lie behind the wrist)
         assert found <= {f"{d}_0{k}{side}" for d in digits for k in (1, 2, 3)} and len(found) >= 14
+        # and the same rolls: the digits curl about their X axis
+        for d in digits:
+            for k in (1, 2, 3):
+                np.testing.assert_allclose(generic.up[n[f"{d}_0{k}{side}"]],
+                                           standard.up[s[f"{d}_0{k}_{side[1].lower()}"]], atol=1e-9)
 
 
 def test_mitten_hands_keep_one_hand_bone(sample):

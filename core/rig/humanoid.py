@@ -534,6 +534,19 @@ def finger_names(heads, names, humanoid: Humanoid, diagonal: float) -> list:
     return out
 
 
+def digit_roles(names, parents) -> list:
+    """Standard roles of a generic rig's digits (finger_names) and of the wrist bones they
+    hang from ("index1.L", "hand.L"), "" for every other bone: for finger_ups."""
+    roles = [""] * len(names)
+    for j, name in enumerate(names):
+        digit, _, rest = name.partition("_0")
+        if digit in fingers.NAMES and rest[:1] in "123" and rest[1:] in (".L", ".R"):
+            roles[j] = f"{digit}{rest}"
+            if rest[0] == "1":
+                roles[int(parents[j])] = "hand" + rest[1:]
+    return roles
+
+
 def _spine_on_plane(H, T, P, head, diagonal):
     """A symmetric humanoid's joints from the root up to the one nearest the head landmark
     put on the plane of symmetry (in place; bones ending at them follow): the generic
