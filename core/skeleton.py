@@ -133,8 +133,10 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     body = body_faces(mesh.vertices, mesh.faces, check_one_character(mesh.vertices, mesh.faces))
     if not body.all():                           # far props get no bones nor stretch the frame
         mesh = clean_mesh(mesh.to_world(mesh.vertices), mesh.faces[body])
-    turn = rig.symmetry_turn(mesh.vertices)      # its plane of symmetry to x = 0 (facing +-X, lying on a side)
-    mesh = replace(mesh, vertices=mesh.vertices @ turn.T)
+    # its plane of symmetry to x = 0 (facing +-X, lying on a side; off the box's centre)
+    turn, shift = rig.symmetry_frame(mesh.vertices)
+    mesh = replace(mesh, vertices=mesh.vertices @ turn.T - [shift, 0.0, 0.0],
+                   center=mesh.center + ([shift, 0.0, 0.0] @ turn) * mesh.scale)
     V, F = resample(mesh.vertices, mesh.faces, opt["proxy_vertices"])
     timings["prepare"] = time.perf_counter() - t0
 

@@ -7,6 +7,7 @@ import pytest
 
 from bonesmith.core import metrics
 from bonesmith.core.errors import InvalidMeshError
+from bonesmith.core.rig import is_mirror_symmetric, symmetry_frame
 from bonesmith.core.skeleton import Skeleton, extract_skeleton
 
 from conftest import is_one_tree
@@ -197,6 +198,37 @@ def test_a_symmetric_character_gets_a_symmetric_rig(character, rig):
         assert np.allclose(heads[left] * [-1, 1, 1], heads[right], atol=1e-9 * np.ptp(V)), (left, right)
     centre = [h for n, h in heads.items() if n.startswith(("spine", "neck", "root"))]
     assert len(centre) >= 3 and np.allclose(np.array(centre)[:, 0], 0.0, atol=1e-9 * np.ptp(V))
+
+
+def test_a_prop_beside_one_hand_does_not_cost_the_rig_its_symmetry(character):
+    """A small box held beyond the right hand widens the bounding box on that side only:
+    its centre is no longer on the plane of symmetry, and the rig lost its mirror pairs
+    (a raised wing, a longer fin did the same: quat_Fish, quat_Bat, zad_goat_male). The
+    plane is now searched for near the box's centre."""
+    V, F, _ = character
+    mid = (V.min(axis=0) + V.max(axis=0)) / 2
+    size = np.ptp(V, axis=0).max()
+    prop = box([V[:, 0].min() - 0.03 * size, mid[1], V[V[:, 0].argmin(), 2]], [0.04 * size] * 3)
+    sk = extract_skeleton(*merge((V, F), prop))
+    heads = dict(zip(sk.names, sk.joints))
+    pairs = [(n, n[:-2] + ".R") for n in sk.names if n.endswith(".L") and n[:-2] + ".R" in heads]
+    assert len(pairs) >= 8
+    plane = np.mean([(heads[a][0] + heads[b][0]) / 2 for a, b in pairs])
+    assert abs(plane - mid[0]) < 0.002 * size          # the character's own plane, found to a step
+    for left, right in pairs:           # mirror pairs about it
+        assert np.allclose((heads[left] - [plane, 0, 0]) * [-1, 1, 1], heads[right] - [plane, 0, 0],
+                           atol=1e-6 * size), (left, right)
+
+
+def test_symmetry_frame_finds_a_plane_off_the_box_centre(character):
+    V = character[0]
+    V = (V - (V.min(axis=0) + V.max(axis=0)) / 2) / np.ptp(V, axis=0).max()
+    extra = np.array([[V[:, 0].max() + 0.06, 0.0, 0.0]])        # a few vertices far out on one side
+    W = np.vstack([V, extra.repeat(5, axis=0)])
+    W = W - (W.min(axis=0) + W.max(axis=0)) / 2                # the box centre moves 0.03 off the plane
+    assert not is_mirror_symmetric(W)
+    turn, shift = symmetry_frame(W)
+    assert np.array_equal(turn, np.eye(3)) and abs(shift + 0.03) < 0.001
 
 
 def toy_tree():

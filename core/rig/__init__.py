@@ -39,7 +39,8 @@ from .parts import body_weights, join_parts, part_extents, solid_parts, straight
 from .placement import center_in_sections, clearly_inside, push_inside
 from .refine import refine_nodes
 from .orientation import facing, upright_turn
-from .symmetry import MIRROR, is_mirror_symmetric, is_side_turn, mirror_pairs, mirror_tree, symmetry_turn
+from .symmetry import (MIRROR, is_mirror_symmetric, is_side_turn, mirror_pairs, mirror_tree, symmetry_frame,
+                       symmetry_turn)
 from .tree import (centre_flat_body, choose_root, extend_leaves, merge_end_clusters, orient, prune_plane_sheets, prune_spurs, spanning_tree,
                    walk_to_junction)
 
@@ -49,6 +50,6 @@ __all__ = [
     "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "is_mirror_symmetric", "is_side_turn",
     "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
     "prune_plane_sheets", "prune_spurs", "prune_unsupported", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
-    "single_bone", "solid_parts", "spanning_tree", "straighten_convex_parts", "symmetry_turn", "to_bones", "upright_turn",
+    "single_bone", "solid_parts", "spanning_tree", "straighten_convex_parts", "symmetry_frame", "symmetry_turn", "to_bones", "upright_turn",
     "walk_to_junction",
 ]
