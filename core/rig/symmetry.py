@@ -90,7 +90,7 @@ def _mirror_gap(W, shift, sample: int = SYMMETRY_SAMPLE, tree=None) -> float:
     """Median distance from W's mirror image in the plane x = shift to W (tree: W's)."""
     pick = W[np.unique(np.linspace(0, len(W) - 1, min(len(W), sample)).astype(np.int64))]
     mirrored = pick * MIRROR + [2.0 * shift, 0.0, 0.0]
-    d, _ = (tree or cKDTree(W)).query(mirrored)
+    d, _ = (cKDTree(W) if tree is None else tree).query(mirrored)
     return float(np.median(d))
 
 
