@@ -178,7 +178,7 @@ def sides_swapped(mine: dict, theirs: dict) -> bool:
 
 def calibrate(path: Path) -> dict:
     """Artist landmarks as fractions of the humanoid paths (records facing -Y, up +Z)."""
-    from bonesmith.core.rig import humanoid
+    from bonesmith.core.rig import humanoid, polyline
     from bonesmith.core.skeleton import extract_skeleton
 
     with np.load(path, allow_pickle=False) as d:
@@ -195,14 +195,14 @@ def calibrate(path: Path) -> dict:
     out = {}
     for role, point in artist_landmarks(rec["joint_names"], rec["joints"]).items():
         base, side = role.split(".")[0], role[len(role.split(".")[0]):]
-        out[role] = humanoid.fraction_of(human.paths[paths[base] + side], point)
+        out[role] = polyline.fraction_of(human.paths[paths[base] + side], point)
     return out
 
 
 def calibrate_fingers(path: Path) -> list:
     """[(family, "thumb" or "finger", joint 1-3, signed fraction)] for a humanoid whose
     hands have fingers in the mesh and in the artist's rig."""
-    from bonesmith.core.rig import fingers, humanoid
+    from bonesmith.core.rig import fingers, polyline
     from bonesmith.core.skeleton import extract_skeleton
 
     with np.load(path, allow_pickle=False) as d:
@@ -212,7 +212,6 @@ def calibrate_fingers(path: Path) -> list:
         return []
     vertices, faces = welded(rec["verts"], rec["faces"])
     digits = artist_digits(rec["joint_names"], rec["joints"])
-    family = "mpfb_" if path.stem.startswith("mpfb_") else "_".join(path.stem.split("_")[:2])
     n = {name: k for k, name in enumerate(sk.names)}
     out = []
     for s in ("l", "r"):
@@ -223,11 +222,12 @@ def calibrate_fingers(path: Path) -> list:
         lines = fingers.digit_lines(vertices, faces, sk.joints[hand], sk.joints[elbow], sk.tails[tip])
         for digit, line in (lines or {}).items():
             theirs = [points for (d, side), points in digits.items()
-                      if d == digit and np.linalg.norm(points[-1] - line[-1]) < humanoid.path_length(line)]
+                      if d == digit and np.linalg.norm(points[-1] - line[-1]) < polyline.length(line)]
             if not theirs:
                 continue
             for k, point in zip((3, 2, 1), theirs[0][::-1][:3]):
-                out.append((family, "thumb" if digit == "thumb" else "finger", k, _signed_fraction(line, point)))
+                out.append((family(path.stem), "thumb" if digit == "thumb" else "finger", k,
+                            _signed_fraction(line, point)))
     return out
 
 
@@ -251,7 +251,8 @@ def hip_height(path: Path):
 
 
 def family(name: str) -> str:
-    """Benchmark family of a record: mpfb_, zad_, quat_ classics vs animated, quatU_ men ..."""
+    """Benchmark family of a record: mpfb_, zad_, quat_ classics vs others, quatU_ men ... (the
+    finger calibration's families: mpfb_, quatU_ men, quatU_ women)."""
     if name.startswith("quat_"):
         return "quat_ " + ("classic " + ("men" if "Male" in name else "women")
                            if name.split("_")[1] in ("Male", "Female", "Smooth") else "others")
@@ -280,12 +281,12 @@ def welded(vertices, faces):
 
 def _signed_fraction(line, point) -> float:
     """fraction_of, or negative: how far before the line's start along its first half."""
-    from bonesmith.core.rig import humanoid
-    total = humanoid.path_length(line)
-    half = humanoid.point_at(line, 0.5)
+    from bonesmith.core.rig import polyline
+    total = polyline.length(line)
+    half = polyline.point_at(line, 0.5)
     direction = (half - line[0]) / max(np.linalg.norm(half - line[0]), 1e-12)
     t = float((point - line[0]) @ direction / total)
-    return t if t < 0 else humanoid.fraction_of(line, point)
+    return t if t < 0 else polyline.fraction_of(line, point)
 
 
 def main(argv=None) -> int:

@@ -164,18 +164,19 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
                                    inside=lambda P: rig.clearly_inside(P @ upright, *surface),
                                    faces=mesh.faces)   # for the fingers
-    roles = None
+    roles = digits = None
+    if human is not None:
+        diagonal = float(np.linalg.norm(np.ptp(mesh.vertices @ upright.T, axis=0)))
     if human is not None and naming != "bonesmith":
         heads, tails, parents, roles = rig.humanoid.standard_bones(human, metarig=naming == "rigify")
         names = rig.presets.names(roles, naming)
     elif human is not None and opt["limb_landmarks"]:
-        diagonal = float(np.linalg.norm(np.ptp(mesh.vertices @ upright.T, axis=0)))
         heads, tails, parents = rig.humanoid.snap_limbs(heads, tails, parents, human, diagonal)
     if human is not None and not roles:          # arms and legs named by limb, not by direction
         limbs = rig.humanoid.limb_bones(heads, parents, human, SIDE_TOLERANCE)
         names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE, limbs=limbs)
         if opt["limb_landmarks"]:
-            names = rig.humanoid.finger_names(heads, names, human, diagonal)
+            names, digits = rig.humanoid.finger_names(heads, parents, names, human, diagonal)
     timings["rig"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     report(1.0, "Done")
@@ -185,8 +186,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if roles:
         info["roles"] = roles
     up = rig.default_up(heads, tails)
-    if human is not None:        # digits face the back of the hand, in every naming
-        up = rig.humanoid.finger_ups(heads, tails, roles or rig.humanoid.digit_roles(names, parents), up)
+    if roles or digits:          # digits face the back of the hand, in every naming
+        up = rig.humanoid.finger_ups(heads, tails, roles or digits, up)
     return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
                     up @ turn, info)
 

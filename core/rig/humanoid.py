@@ -30,8 +30,8 @@ from scipy.sparse.csgraph import shortest_path
 from . import fingers
 from .bones import END_REACH
 from .graph import compact_parents, descendants, length_graph
-from .polyline import fraction_of, point_at  # noqa: F401 - fraction_of: bench/humanoid.py
 from .polyline import length as path_length
+from .polyline import point_at
 from .symmetry import MIRROR
 
 # Leaves that branch apart this close to both of them (tree distance, fraction of the
@@ -448,8 +448,7 @@ def _standard_legs(H, T, P, landmarks, diagonal):
     modelled; both sides alike). A boxy low-poly foot gave the generic leg toe chains and
     heel spurs. Legs with fewer joints than that below the hip keep them (never a joint
     the generic rig, with its bone support, did not give)."""
-    hips = {side: np.flatnonzero(np.linalg.norm(H - landmarks["thigh" + side], axis=1) < 1e-9 * diagonal)
-            for side in (".L", ".R")}
+    hips = {side: _joints_at(H, landmarks["thigh" + side], diagonal) for side in (".L", ".R")}
     hips = {side: int(j[0]) for side, j in hips.items() if len(j) == 1}
     below = {side: descendants(P, j) for side, j in hips.items()}
     toe = any(len(b) and np.linalg.norm(H[b] - landmarks["toe" + side], axis=1).min() < TOE_REACH * diagonal
@@ -483,8 +482,7 @@ def _standard_hands(H, T, P, landmarks, diagonal):
     keep = np.ones(len(P), dtype=bool)
     wrists = {}
     for side in (".L", ".R"):
-        at = {role: np.flatnonzero(np.linalg.norm(H - landmarks[role + side], axis=1) < 1e-9 * diagonal)
-              for role in ("forearm", "hand")}
+        at = {role: _joints_at(H, landmarks[role + side], diagonal) for role in ("forearm", "hand")}
         if (any(len(j) != 1 for j in at.values())
                 or not any(f"{digit}1{side}" in landmarks for digit in fingers.NAMES)):
             continue
@@ -494,12 +492,12 @@ def _standard_hands(H, T, P, landmarks, diagonal):
         keep[descendants(P, wrists[side])] = False
         for j in hand:
             keep[[j, *descendants(P, j)]] = False
+    if not wrists:
+        return H, T, P
     for j in np.flatnonzero(keep):       # a junction that lost its hand branch: a chain joint again
         kids = np.flatnonzero(P == j)
         if len(kids) > 1 and keep[kids].sum() == 1:
             T[j] = H[kids[keep[kids]][0]]
-    if not wrists:
-        return H, T, P
     index = np.cumsum(keep) - 1
     H, T, P = list(H[keep]), list(T[keep]), list(compact_parents(P, keep))
     for side, wrist in wrists.items():
@@ -519,32 +517,27 @@ def _standard_hands(H, T, P, landmarks, diagonal):
     return np.array(H), np.array(T), np.array(P, dtype=np.int64)
 
 
-def finger_names(heads, names, humanoid: Humanoid, diagonal: float) -> list:
-    """Generic names with a humanoid's finger bones (_standard_hands) named by digit:
-    thumb_01.L ... pinky_03.R."""
+def finger_names(heads, parents, names, humanoid: Humanoid, diagonal: float):
+    """(names, roles): generic names with a humanoid's digit bones (_standard_hands) named
+    thumb_01.L ... pinky_03.R, and the standard roles of those bones and of the wrists they
+    hang from ("index1.L", "hand.L"; "" for every other bone), for finger_ups."""
     landmarks = standard_joints(humanoid)
-    out = list(names)
-    H = np.asarray(heads, dtype=np.float64)
+    names, roles = list(names), [""] * len(names)
     for role in DIGIT_ROLES:
         for side in (".L", ".R"):
-            if role + side in landmarks:
-                j = np.flatnonzero(np.linalg.norm(H - landmarks[role + side], axis=1) < 1e-9 * diagonal)
-                if len(j) == 1:
-                    out[int(j[0])] = f"{role[:-1]}_0{role[-1]}{side}"
-    return out
+            j = _joints_at(heads, landmarks[role + side], diagonal) if role + side in landmarks else []
+            if len(j) == 1:
+                names[j[0]] = f"{role[:-1]}_0{role[-1]}{side}"
+                roles[j[0]] = role + side
+                if role.endswith("1"):
+                    roles[parents[j[0]]] = "hand" + side
+    return names, roles
 
 
-def digit_roles(names, parents) -> list:
-    """Standard roles of a generic rig's digits (finger_names) and of the wrist bones they
-    hang from ("index1.L", "hand.L"), "" for every other bone: for finger_ups."""
-    roles = [""] * len(names)
-    for j, name in enumerate(names):
-        digit, _, rest = name.partition("_0")
-        if digit in fingers.NAMES and rest[:1] in "123" and rest[1:] in (".L", ".R"):
-            roles[j] = f"{digit}{rest}"
-            if rest[0] == "1":
-                roles[int(parents[j])] = "hand" + rest[1:]
-    return roles
+def _joints_at(H, point, diagonal) -> np.ndarray:
+    """Indices of the joints H (n, 3) at `point` (within 1e-9 x `diagonal`): where a
+    landmark put one."""
+    return np.flatnonzero(np.linalg.norm(np.asarray(H) - point, axis=1) < 1e-9 * diagonal)
 
 
 def _spine_on_plane(H, T, P, head, diagonal):

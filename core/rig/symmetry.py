@@ -63,8 +63,8 @@ def symmetry_frame(V) -> tuple:
     is tried first; a mesh symmetric in no plane through it is tried with the plane moved
     up to PLANE_SEARCH, for each of the three turns (docs/auto_skeleton.md#symmetry).
     (np.eye(3), 0.0) when no plane is found."""
-    turn = symmetry_turn(V)
-    if is_mirror_symmetric(V @ turn.T):
+    turn = symmetry_turn(V)       # the identity: symmetric in x = 0, or in no plane through the centre
+    if not np.array_equal(turn, np.eye(3)) or is_mirror_symmetric(V):
         return turn, 0.0
     best = None
     for turn in (np.eye(3), QUARTER_TURN, SIDE_TURN):
