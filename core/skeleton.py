@@ -90,6 +90,8 @@ DEFAULTS = dict(
     merge_length=0.025,    # internal bones shorter than this are merged
     min_support=2,         # vertices a bone needs nearest to it (÷ detail, rounded up); 0: no budget (rig.budget)
     limb_landmarks=True,   # a humanoid's generic rig bends at its elbows, knees ..., legs knee-ankle-foot (rig.humanoid.snap_limbs)
+    straight_bone_length=0.20,   # other characters: a chain joint without bend or narrowing goes if the bone it leaves is at most this (÷ detail; 0: off; rig.straighten_chains)
+    flat_bone_length=0.20,       # other characters: flat chains (fins, ears) get one bone per this (÷ detail; 0: bone_length)
 )
 
 
@@ -152,18 +154,20 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     t = time.perf_counter()
     report(0.9, "Building rig")
     symmetric = rig.is_mirror_symmetric(mesh.vertices)   # in x = 0, after the symmetry turn
-    pos, par, socket = _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric, mesh.vertices)
-    heads, tails, parents = rig.to_bones(pos, par, socket)
-    tails = rig.shorten_end_bones(heads, tails, parents)
-    upright = rig.upright_turn(heads, tails, parents, SIDE_TOLERANCE,    # lying, facing +Y: up +Z, front -Y
-                               on_its_side=rig.is_side_turn(turn))
-    heads, tails, turn = heads @ upright.T, tails @ upright.T, upright @ turn
-    names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
+    tree = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric)
+
+    def joints(lean):
+        return _rig_joints(mesh, V, F, Vc, members, tree, opt, detail, symmetric, mesh.vertices, lean)
+    heads, tails, parents, upright = _upright_bones(*joints(False), turn)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
     surface = (V, F) if len(V) < len(mesh.vertices) else (mesh.vertices, mesh.surface_faces)   # decimated: the proxy
     human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
                                    inside=lambda P: rig.clearly_inside(P @ upright, *surface),
                                    faces=mesh.faces)   # for the fingers
+    if human is None:            # no landmarks: a joint must bend or narrow
+        heads, tails, parents, upright = _upright_bones(*joints(True), turn)
+    turn = upright @ turn
+    names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
     roles = digits = None
     if human is not None:
         diagonal = float(np.linalg.norm(np.ptp(mesh.vertices @ upright.T, axis=0)))
@@ -192,29 +196,54 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
                     up @ turn, info)
 
 
-def _rig_tree(mesh, V, F, Vc, nodes, edges, members, opt, detail, symmetric, support_points):
-    """Skeleton graph of the proxy -> simplified rooted tree; support_points: the
-    vertices that count as the bones' support (rig.prune_unsupported).
+def _upright_bones(pos, par, socket, turn):
+    """Bones of the joint tree (rig.to_bones), turned upright: (heads, tails, parents,
+    upright turn); lying, facing +Y, the rig is turned to up +Z, front -Y."""
+    heads, tails, parents = rig.to_bones(pos, par, socket)
+    tails = rig.shorten_end_bones(heads, tails, parents)
+    upright = rig.upright_turn(heads, tails, parents, SIDE_TOLERANCE, on_its_side=rig.is_side_turn(turn))
+    return heads @ upright.T, tails @ upright.T, parents, upright
 
-    Returns (pos (n, 3) joint positions, par (n,) parent joints, socket (n,) bool),
-    in the normalised frame, joint 0 = root.
-    """
+
+def _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric):
+    """Skeleton graph of the proxy -> rooted tree for _rig_joints: (X (k, 3) node
+    positions, radius (k,), adj, root, parts); adj is None for a blob (no tree to cut)."""
     X, radius = rig.refine_nodes(V, Vc, nodes, members)
     parts = _parts(V, F, nodes, edges, members)
     X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
+        adj = None
+    return X, radius, adj, root, parts
+
+
+def _rig_joints(mesh, V, F, Vc, members, tree, opt, detail, symmetric, support_points, lean: bool = False):
+    """The rooted tree's joints; support_points: the vertices that count as the bones'
+    support (rig.prune_unsupported). lean: a character without the humanoid's landmarks,
+    whose joints must bend or narrow (rig.straighten_chains) and whose flat chains get
+    one bone per `flat_bone_length` (docs/auto_skeleton.md#straight-chains).
+
+    Returns (pos (n, 3) joint positions, par (n,) parent joints, socket (n,) bool),
+    in the normalised frame, joint 0 = root.
+    """
+    X, radius, adj, root, parts = tree
+    if adj is None:
         return (*rig.single_bone(V, parts.vertex_area), np.zeros(2, bool))
+    flat_bone = opt["flat_bone_length"] / detail if lean and opt["flat_bone_length"] else None
     pos, par, rad, socket = rig.simplify_chains(X, radius, adj, root, bone_length=opt["bone_length"] / detail,
-                                                merge_length=opt["merge_length"] / detail, sections=(V, members))
+                                                merge_length=opt["merge_length"] / detail, sections=(V, members),
+                                                flat_bone_length=flat_bone)
+    pairs = 2 * PAIR_TOLERANCE if symmetric else None
     if symmetric:
         pos, par, rad, socket = rig.mirror_tree(pos, par, rad, socket, centre=CENTRE_TOLERANCE,
                                                 tolerance=2 * PAIR_TOLERANCE)
     if opt["min_support"] > 0:     # a bone needs vertices to move (on the coarse mesh of a subdivided one)
         pos, par, rad, socket = rig.prune_unsupported(
-            pos, par, rad, socket, support_points, math.ceil(opt["min_support"] / detail),
-            pair_tolerance=2 * PAIR_TOLERANCE if symmetric else None)
+            pos, par, rad, socket, support_points, math.ceil(opt["min_support"] / detail), pair_tolerance=pairs)
         if len(pos) < 3:           # one bone left (a subdivided cube): the blob's bone
             return (*rig.single_bone(V, parts.vertex_area), np.zeros(2, bool))
+    if lean and opt["straight_bone_length"] > 0:
+        pos, par, rad, socket = rig.straighten_chains(pos, par, rad, socket, opt["straight_bone_length"] / detail,
+                                                      pair_tolerance=pairs)
     pos = _place_joints(mesh, V, F, Vc, X, pos, par, rad, socket, symmetric)
     return pos, par, socket
 

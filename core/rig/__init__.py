@@ -14,7 +14,8 @@ tree        spanning_tree, extend_leaves, centre_flat_body, prune_spurs,
 chains      simplify_chains: chains between junctions resampled to a sensible joint count
             (flat chains, fins, without finger-like extra bones).
 symmetry    mirror_tree, mirror_pairs: a symmetric character gets a symmetric rig.
-budget      prune_unsupported: no bone without vertices to move.
+budget      prune_unsupported: no bone without vertices to move; straighten_chains: on
+            a character without landmarks, no joint where its chain neither bends nor narrows.
 placement   center_in_sections, push_inside: joints centred and inside the surface.
 bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
 naming      bone_names: readable, mirror-friendly names.
@@ -30,7 +31,7 @@ Every length here is in the normalised frame (longest bounding-box side = 1).
 core/skeleton.py runs them in this order (mirror_pairs last, with the placement).
 """
 from . import fingers, humanoid, presets
-from .budget import bone_support, prune_unsupported
+from .budget import bone_support, prune_unsupported, straighten_chains
 from .bones import default_up, shorten_end_bones, single_bone, to_bones
 from .chains import simplify_chains
 from .graph import adjacency, edge_list, node_components
@@ -50,6 +51,6 @@ __all__ = [
     "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "is_mirror_symmetric", "is_side_turn",
     "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
     "prune_plane_sheets", "prune_spurs", "prune_unsupported", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
-    "single_bone", "solid_parts", "spanning_tree", "straighten_convex_parts", "symmetry_frame", "symmetry_turn", "to_bones", "upright_turn",
+    "single_bone", "solid_parts", "spanning_tree", "straighten_chains", "straighten_convex_parts", "symmetry_frame", "symmetry_turn", "to_bones", "upright_turn",
     "walk_to_junction",
 ]

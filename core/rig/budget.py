@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Joint budget: a bone exists only where it has vertices to move
-(docs/auto_skeleton.md#bone-support).
+"""Joint budget: a bone exists only where it has vertices to move, and, on a character
+without the humanoid's landmarks, a joint only where its chain bends or narrows
+(docs/auto_skeleton.md#bone-support, #straight-chains).
 
 Chains are resampled by length, and slender chains (fingers, fins) get up to two
 bones, whatever the mesh's resolution. On a low-poly mesh that leaves bones with two or
@@ -16,6 +17,13 @@ import numpy as np
 from ..metrics import nearest_segments
 from .graph import compact_parents
 from .symmetry import mirror_partners
+
+# A chain joint turning less than this between its two bones is no bend
+# (straighten_chains; docs/auto_skeleton.md#straight-chains).
+STRAIGHT_DEGREES = 10.0
+# A chain joint whose body radius is below this share of both neighbours' is a narrowing
+# (an elbow, a wrist, a waist): it stays.
+NARROWING = 0.85
 
 
 def bone_support(points, pos, par, floating) -> np.ndarray:
@@ -71,6 +79,41 @@ def prune_unsupported(pos, par, rad, socket, points, min_support: int, pair_tole
         for k in {j, partner[j]} - {-1}:
             if alive[k] and not _prune(k, pos, par, socket, alive):
                 stuck[k] = True
+    keep = np.flatnonzero(alive)
+    return pos[keep], compact_parents(par, alive), rad[keep], socket[keep]
+
+
+def straighten_chains(pos, par, rad, socket, max_length: float, pair_tolerance: float | None = None):
+    """The joint tree without chain joints that neither bend nor narrow.
+
+    Repeatedly the straightest ordinary chain joint j (one child, not the root, not a
+    socket) goes while it turns less than STRAIGHT_DEGREES between its bones, its radius
+    is at least NARROWING x both neighbours' and the bone it leaves (parent -> child) is at
+    most `max_length` long. A joint there would only cut a straight limb, fin or tail
+    into shorter pieces. pair_tolerance: as in prune_unsupported, mirror partners go together.
+
+    Parameters and result as prune_unsupported (pos, par, rad, socket), renumbered.
+    """
+    pos, par = np.asarray(pos, dtype=np.float64), np.asarray(par, dtype=np.int64).copy()
+    rad, socket = np.asarray(rad), np.asarray(socket, bool)
+    partner = _partners(pos, pair_tolerance)
+    alive = np.ones(len(pos), bool)
+    limit = np.radians(STRAIGHT_DEGREES)
+    while True:
+        children = np.bincount(par[alive & (par >= 0)], minlength=len(pos))
+        straight = []
+        for j in np.flatnonzero(alive & (par >= 0) & ~socket & (children == 1)):
+            p, c = par[j], int(np.flatnonzero(alive & (par == j))[0])
+            turn = _turn(pos, p, j, c)
+            if turn < limit and rad[j] >= NARROWING * min(rad[p], rad[c]) \
+                    and np.linalg.norm(pos[c] - pos[p]) <= max_length:
+                straight.append((turn, j))
+        if not straight:
+            break
+        _, j = min(straight)
+        for k in {j, partner[j]} - {-1}:
+            if alive[k] and par[k] >= 0 and not socket[k] and children[k] == 1:
+                _remove(k, par, alive)
     keep = np.flatnonzero(alive)
     return pos[keep], compact_parents(par, alive), rad[keep], socket[keep]
 

@@ -46,7 +46,8 @@ SOCKET_AXIS_FRACTION = 0.25
 MIRROR_CHAIN_TOLERANCE = 2
 
 
-def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: float, sections=None):
+def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: float, sections=None,
+                    flat_bone_length: float | None = None):
     """Rebuild the tree with chains resampled to about one joint per bone_length.
 
     Parameters
@@ -66,6 +67,8 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
     sections : (V (p, 3), members: list of k int arrays), optional
         The proxy's vertices and those merged into each node: a chain whose cross-section
         is flat (a fin, an ear) gets no extra slender bones (_flatness).
+    flat_bone_length : float, optional
+        Target bone length of flat chains (default bone_length).
 
     Returns
     -------
@@ -81,7 +84,8 @@ def simplify_chains(X, radius, adj, root, *, bone_length: float, merge_length: f
     plans = _plan_chains(X, radius, adj, root, merge_length)
     flat = [False] * len(plans) if sections is None else \
         [_flatness(nodes, X, *sections) < FLAT_SECTION for nodes in _chains(adj, *orient(adj, root))]
-    counts = mirrored_counts([_segment_count(P, R, bone_length, slender=not f)
+    flat_bone_length = flat_bone_length or bone_length
+    counts = mirrored_counts([_segment_count(P, R, flat_bone_length if f else bone_length, slender=not f)
                               for (_, _, P, R, _), f in zip(plans, flat)],
                              [P for _, _, P, _, _ in plans],
                              tolerance=MIRROR_CHAIN_TOLERANCE * merge_length)
