@@ -465,6 +465,59 @@ def test_prune_unsupported_keeps_a_symmetric_rig_symmetric():
     assert np.allclose(sorted(map(tuple, P)), sorted(map(tuple, P * [-1, 1, 1])))
 
 
+def _bent_chain():
+    """Root, a socket at z 0.1, a narrowing at 0.2, straight joints every 0.05 up to a
+    right-angle bend at z 0.4, then straight along x to a tip at x 0.2."""
+    up = [[0.0, 0.0, 0.05 * k] for k in range(9)]                  # z 0 ... 0.4
+    out = [[0.05 * k, 0.0, 0.4] for k in range(1, 5)]              # x 0.05 ... 0.2
+    pos = np.array(up + out)
+    par = np.arange(len(pos)) - 1
+    rad = np.ones(len(pos))
+    rad[4] = 0.5                                                   # z 0.2: narrow (a wrist)
+    socket = np.zeros(len(pos), bool)
+    socket[2] = True                                               # z 0.1
+    return pos, par, rad, socket
+
+
+@pytest.mark.parametrize("max_length, kept", [
+    (0.2, [[0, 0, 0], [0, 0, 0.1], [0, 0, 0.2], [0, 0, 0.4], [0.2, 0, 0.4]]),
+    (0.12, [[0, 0, 0], [0, 0, 0.1], [0, 0, 0.2], [0, 0, 0.3], [0, 0, 0.4], [0.1, 0, 0.4], [0.2, 0, 0.4]])])
+def test_straighten_chains_keeps_bends_narrowings_sockets_and_tips(max_length, kept):
+    from bonesmith.core.rig import straighten_chains
+    pos, par, rad, socket = _bent_chain()
+    P, Q, R, S = straighten_chains(pos, par, rad, socket, max_length)
+    assert np.allclose(P, kept)
+    assert list(Q) == list(range(-1, len(P) - 1))                 # still one chain, in order
+    assert S.sum() == 1 and np.allclose(P[S], [0, 0, 0.1]) and np.allclose(R[P[:, 2] == 0.2], 0.5)
+
+
+def test_straighten_chains_keeps_a_symmetric_rig_symmetric():
+    from bonesmith.core.rig import straighten_chains
+    pos, par, rad, socket = _bent_chain()
+    arm = pos[1:] + [0.05, 0.0, 0.0]                               # two mirrored arms off the root
+    pos = np.vstack([pos[:1], arm, arm * [-1, 1, 1]])
+    par = np.concatenate([[-1, 0], np.arange(1, len(arm)), [0], np.arange(len(arm) + 1, 2 * len(arm))])
+    rad, socket = np.ones(len(pos)), np.zeros(len(pos), bool)
+    pos[5, 0] += 1e-4                                              # float noise on one side only
+    P, _, _, _ = straighten_chains(pos, par, rad, socket, 0.2, pair_tolerance=0.01)
+    assert len(P) < len(pos)
+    assert np.allclose(sorted(map(tuple, P.round(3))), sorted(map(tuple, (P * [-1, 1, 1]).round(3))))
+
+
+def test_a_fish_gets_a_joint_only_where_it_bends_and_a_humanoid_keeps_its_own(character, rig):
+    # Fish3 (CC0): 6 artist joints. Cut every 0.1 along its straight body and flat fins
+    # it got 11; a joint now needs a bend or a narrowing, a flat chain a bone per 0.2.
+    d = np.load(SAMPLE.with_name("quat_Fish3.npz"))
+    V, F, artist = d["verts"], d["faces"], d["joints"]
+    lean = extract_skeleton(V, F)
+    full = extract_skeleton(V, F, straight_bone_length=0, flat_bone_length=0)
+    assert len(lean) <= 7 < len(full)
+    assert metrics.cd_j2j(lean.joints, artist) < metrics.cd_j2j(full.joints, artist)
+    # a humanoid's joints between its landmarks are its own business (rig.humanoid.snap_limbs)
+    same = extract_skeleton(*character[:2], straight_bone_length=0, flat_bone_length=0)
+    assert same.names == rig.names and np.allclose(same.joints, rig.joints)
+
+
 def test_a_low_poly_character_of_boxes_gets_one_straight_chain_per_limb():
     """156 vertices: six separate boxes (body, head, arms, legs). The contraction of a box
     is a cross with spurs to its corners; each box is convex, so its skeleton is its axis."""
