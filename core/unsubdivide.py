@@ -63,7 +63,9 @@ def _cut_open(F, n, V, *, pair: bool = True):
     and its subdivision are cut alike); the others become boundaries. Each fan of faces
     around a vertex joined across the kept edges then gets its own copy of the vertex.
     (Where fans join again around a vertex the cut mesh may still not be a manifold;
-    undo_midpoint_subdivision then tries the other way or gives up.)"""
+    undo_midpoint_subdivision then tries the other way or gives up. Where they join
+    around both ends of an edge, the coarse edge has one copy and its fine midpoint
+    several: _copies_of_one_midpoint.)"""
     m = len(F)
     a = np.concatenate([F[:, k] for k in range(3)])
     b = np.concatenate([F[:, (k + 1) % 3] for k in range(3)])
@@ -274,13 +276,16 @@ def _coarse_mesh(V, F, label, edges: _Edges, tol):
     Ec = unique_edges(Fc).astype(np.int64)
     nc = len(coarse)
     edge_key = np.minimum(index[a], index[b]) * nc + np.maximum(index[a], index[b])
-    o = np.argsort(edge_key)
-    ec_key = Ec[:, 0] * nc + Ec[:, 1]
-    if len(ec_key) != len(edge_key) or not np.array_equal(np.sort(edge_key), ec_key):
+    same = _copies_of_one_midpoint(V, mids, edge_key, tol)
+    if same is None:
         return None
-    mid_of_edge = mids[o]                              # fine midpoint of each coarse edge (Ec order)
+    first = np.unique(edge_key, return_index=True)[1]
+    ec_key = Ec[:, 0] * nc + Ec[:, 1]
+    if not np.array_equal(edge_key[first], ec_key):
+        return None
+    mid_of_edge = mids[first]                          # fine midpoint of each coarse edge (Ec order)
     fine = _subdivided_faces(Fc, Ec, coarse, mid_of_edge)
-    if not np.array_equal(np.sort(row_keys(np.sort(fine, axis=1))), np.sort(row_keys(np.sort(F, axis=1)))):
+    if not np.array_equal(np.sort(row_keys(np.sort(fine, axis=1))), np.sort(row_keys(np.sort(same[F], axis=1)))):
         return None
     if np.abs(0.5 * (V[a] + V[b]) - V[mids]).max(initial=0.0) > tol:
         return None
@@ -289,6 +294,22 @@ def _coarse_mesh(V, F, label, edges: _Edges, tol):
     vals = np.concatenate([np.ones(nc), np.full(2 * len(mids), 0.5)])
     P = sp.csr_matrix((vals, (rows, cols)), shape=(n, nc))
     return coarse, Fc, P
+
+
+def _copies_of_one_midpoint(V, mids, edge_key, tol):
+    """(n,) each vertex, or for a midpoint the first midpoint on its coarse edge; None
+    when two midpoints on one edge lie apart. A mesh cut open (_cut_open) where its fans
+    meet again around a vertex keeps one copy of the coarse edge (its ends are shared)
+    but the fine midpoint, which has no other way round, gets one per face: they are one."""
+    same = np.arange(len(V))
+    order = np.argsort(edge_key, kind="stable")
+    key = edge_key[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    lead = mids[order[np.repeat(starts, np.diff(np.r_[starts, len(key)]))]]
+    if np.abs(V[mids[order]] - V[lead]).max(initial=0.0) > tol:
+        return None
+    same[mids[order]] = lead
+    return same
 
 
 def _subdivided_faces(Fc, Ec, coarse, mid_of_edge):

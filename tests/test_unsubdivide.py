@@ -75,6 +75,23 @@ def test_undo_through_fins_glued_on_an_edge(levels, fins):
     assert np.allclose(c.interp @ Vs[c.index], Vs)
 
 
+@pytest.mark.parametrize("levels", [1, 2])
+def test_undo_where_the_faces_off_a_glued_edge_meet_again(levels):
+    """Quaternius' Bird (CC0, tests/data/ATTRIBUTION.md): two edges in four faces each,
+    whose two faces off the body meet again around the edge's ends. Cut open, the coarse
+    mesh keeps one copy of such an edge for both, but the fine midpoint, with no other
+    way round, got one copy per face: the subdivision was not undone and the subdivided
+    bird got 24 joints instead of 18."""
+    d = np.load(SAMPLE.with_name("quat_Bird.npz"))
+    V, F = d["verts"].astype(np.float64), d["faces"].astype(np.int64)
+    Vs, Fs = subdivided(V, F, levels)
+    c = undo_midpoint_subdivision(Vs, Fs)
+    assert c is not None and c.levels == levels
+    assert len(c.index) == len(V) and len(c.faces) == len(F)
+    assert as_rows(Vs[c.index]) == as_rows(V)
+    assert np.allclose(c.interp @ Vs[c.index], Vs)
+
+
 def test_meshes_that_are_no_subdivision_are_left_alone():
     V, F = cylinder(rings=6, segments=8)
     assert undo_midpoint_subdivision(V, F) is None
