@@ -11,7 +11,9 @@ The coarse vertices C of one subdivision level are recognised from the structure
 edge joins two of them, every face holds at most one, and every other vertex (a
 midpoint M) lies halfway between two C neighbours that sit opposite each other. Starting
 from the vertices that cannot be midpoints (valence other than 6 inside, 4 on a
-boundary), C and M are propagated over the mesh; the result is accepted only if
+boundary), C and M are propagated over the mesh (a part without such a vertex, a closed
+ring of a tube, from the first of a vertex and its neighbours that spreads without a
+contradiction); the result is accepted only if
 subdividing the coarse mesh gives back exactly the faces (either winding) and positions
 given; otherwise the mesh is used as it is.
 """
@@ -218,31 +220,49 @@ C, M = 1, 2
 
 def _propagate(V, edges: _Edges, tol):
     """Per vertex C or M, or None when the mesh does not split so."""
-    if not edges.manifold:
-        return None
-    n = len(V)
     valence = np.diff(edges.indptr)
-    label = np.zeros(n, np.int8)
-    frontier = np.flatnonzero(np.where(edges.on_boundary, valence != 4, valence != 6) & (valence > 0))
+    if not edges.manifold or (valence == 0).any():
+        return None
+    label = np.zeros(len(V), np.int8)
+    if not _spread(V, edges, tol, label, np.flatnonzero(np.where(edges.on_boundary, valence != 4, valence != 6))):
+        return None
+    # a part with no vertex that cannot be a midpoint (a closed ring of a tube: valence 6
+    # everywhere): of any vertex and its neighbours one is coarse; the first that spreads
+    # without a contradiction (positions checked) is taken
+    while len(rest := np.flatnonzero(label == 0)):
+        v = rest[:1]
+        for seed in np.concatenate([v, edges.dst[edges.leaving(v)]]):
+            trial = label.copy()
+            if _spread(V, edges, tol, trial, np.array([seed])):
+                label = trial
+                break
+        else:
+            return None
+    return label
+
+
+def _spread(V, edges: _Edges, tol, label, frontier) -> bool:
+    """Label the vertices reached from `frontier` (taken as coarse) C or M in place;
+    False on a contradiction."""
     while len(frontier):
         if (label[frontier] == M).any():
-            return None
+            return False
         label[frontier] = C
         out = edges.leaving(frontier)                # (c -> m)
         mids = edges.dst[out]
         if (label[mids] == C).any():                 # two coarse vertices never share an edge
-            return None
+            return False
         label[mids] = M
         # across each midpoint from a coarse vertex, halfway: the other end, coarse
         across = edges.opposite(out ^ 1)
         if (across < 0).any():
-            return None
+            return False
         ends = edges.dst[across]
         if (label[ends] == M).any() or \
                 np.abs(V[mids] - 0.5 * (V[edges.src[out]] + V[ends])).max(initial=0.0) > tol:
-            return None
+            return False
         frontier = np.unique(ends[label[ends] == 0])
-    return label if (label > 0).all() else None
+    return True
 
 
 def _coarse_mesh(V, F, label, edges: _Edges, tol):
