@@ -232,27 +232,31 @@ def _propagate(V, edges: _Edges, tol):
     while len(rest := np.flatnonzero(label == 0)):
         v = rest[:1]
         for seed in np.concatenate([v, edges.dst[edges.leaving(v)]]):
-            trial = label.copy()
-            if _spread(V, edges, tol, trial, np.array([seed])):
-                label = trial
+            touched = []
+            if _spread(V, edges, tol, label, np.array([seed]), touched):
                 break
+            if touched:
+                label[np.concatenate(touched)] = 0   # undone: only this part was touched
         else:
             return None
     return label
 
 
-def _spread(V, edges: _Edges, tol, label, frontier) -> bool:
+def _spread(V, edges: _Edges, tol, label, frontier, touched=None) -> bool:
     """Label the vertices reached from `frontier` (taken as coarse) C or M in place;
-    False on a contradiction."""
+    False on a contradiction. The vertices labelled are appended to `touched`."""
+    touched = [] if touched is None else touched
     while len(frontier):
         if (label[frontier] == M).any():
             return False
         label[frontier] = C
+        touched.append(frontier)
         out = edges.leaving(frontier)                # (c -> m)
         mids = edges.dst[out]
         if (label[mids] == C).any():                 # two coarse vertices never share an edge
             return False
         label[mids] = M
+        touched.append(mids)
         # across each midpoint from a coarse vertex, halfway: the other end, coarse
         across = edges.opposite(out ^ 1)
         if (across < 0).any():
