@@ -31,6 +31,16 @@ def as_rows(V):
     return {tuple(np.round(v, 9)) for v in V}
 
 
+def assert_undone(V, F, levels):
+    """(V, F) subdivided `levels` times comes back exactly, with exact interpolation."""
+    Vs, Fs = subdivided(V, F, levels)
+    c = undo_midpoint_subdivision(Vs, Fs)
+    assert c is not None and c.levels == levels
+    assert len(c.index) == len(V) and len(c.faces) == len(F)
+    assert as_rows(Vs[c.index]) == as_rows(V)
+    assert np.allclose(c.interp @ Vs[c.index], Vs)
+
+
 @pytest.mark.parametrize("levels", [1, 2, 3])
 def test_undo_recovers_the_coarse_mesh(levels):
     V, F = cylinder(rings=6, segments=8)            # a regular grid: every midpoint test is ambiguous by position
@@ -67,12 +77,7 @@ def test_undo_through_fins_glued_on_an_edge(levels, fins):
     for k in range(fins):                     # a triangle standing out from the edge, each tilted
         V = np.vstack([V, mid + 0.3 * out + [0.0, 0.0, 0.1 * (2 * k - 1)]])
         F = np.vstack([F, [b, a, len(V) - 1]])
-    Vs, Fs = subdivided(V, F, levels)
-    c = undo_midpoint_subdivision(Vs, Fs)
-    assert c is not None and c.levels == levels
-    assert len(c.index) == len(V) and len(c.faces) == len(F)
-    assert as_rows(Vs[c.index]) == as_rows(V)
-    assert np.allclose(c.interp @ Vs[c.index], Vs)
+    assert_undone(V, F, levels)
 
 
 @pytest.mark.parametrize("levels", [1, 2])
@@ -84,12 +89,7 @@ def test_undo_where_the_faces_off_a_glued_edge_meet_again(levels):
     bird got 24 joints instead of 18."""
     d = np.load(SAMPLE.with_name("quat_Bird.npz"))
     V, F = d["verts"].astype(np.float64), d["faces"].astype(np.int64)
-    Vs, Fs = subdivided(V, F, levels)
-    c = undo_midpoint_subdivision(Vs, Fs)
-    assert c is not None and c.levels == levels
-    assert len(c.index) == len(V) and len(c.faces) == len(F)
-    assert as_rows(Vs[c.index]) == as_rows(V)
-    assert np.allclose(c.interp @ Vs[c.index], Vs)
+    assert_undone(V, F, levels)
 
 
 def torus(n=8, m=6, R=1.0, r=0.3):
@@ -112,12 +112,7 @@ def test_undo_a_closed_ring_where_no_vertex_must_be_coarse(levels):
     (their subdivided copies got 35-57 joints for 50-72). The torus itself is no
     subdivision (its midpoints are not halfway) and is left alone."""
     V, F = torus()
-    Vs, Fs = subdivided(V, F, levels)
-    c = undo_midpoint_subdivision(Vs, Fs)
-    assert c is not None and c.levels == levels
-    assert len(c.index) == len(V) and len(c.faces) == len(F)
-    assert as_rows(Vs[c.index]) == as_rows(V)
-    assert np.allclose(c.interp @ Vs[c.index], Vs)
+    assert_undone(V, F, levels)
     assert undo_midpoint_subdivision(V, F) is None
 
 
