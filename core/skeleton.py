@@ -157,7 +157,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     tree = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric)
 
     def joints(lean):
-        return _rig_joints(mesh, V, F, Vc, members, tree, opt, detail, symmetric, mesh.vertices, lean)
+        return _rig_joints(mesh, V, F, Vc, members, tree, opt, detail, symmetric, lean)
     heads, tails, parents, upright = _upright_bones(*joints(False), turn)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
     surface = (V, F) if len(V) < len(mesh.vertices) else (mesh.vertices, mesh.surface_faces)   # decimated: the proxy
@@ -216,11 +216,12 @@ def _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric):
     return X, radius, adj, root, parts
 
 
-def _rig_joints(mesh, V, F, Vc, members, tree, opt, detail, symmetric, support_points, lean: bool = False):
-    """The rooted tree's joints; support_points: the vertices that count as the bones'
-    support (rig.prune_unsupported). lean: a character without the humanoid's landmarks,
-    whose joints must bend or narrow (rig.straighten_chains) and whose flat chains get
-    one bone per `flat_bone_length` (docs/auto_skeleton.md#straight-chains).
+def _rig_joints(mesh, V, F, Vc, members, tree, opt, detail, symmetric, lean: bool = False):
+    """The rooted tree's joints; the mesh's vertices (the coarse mesh's of a subdivided
+    one) are the bones' support (rig.prune_unsupported). lean: a character without the
+    humanoid's landmarks, whose joints must bend or narrow (rig.straighten_chains) and
+    whose flat chains get one bone per `flat_bone_length`
+    (docs/auto_skeleton.md#straight-chains).
 
     Returns (pos (n, 3) joint positions, par (n,) parent joints, socket (n,) bool),
     in the normalised frame, joint 0 = root.
@@ -238,7 +239,7 @@ def _rig_joints(mesh, V, F, Vc, members, tree, opt, detail, symmetric, support_p
                                                 tolerance=2 * PAIR_TOLERANCE)
     if opt["min_support"] > 0:     # a bone needs vertices to move (on the coarse mesh of a subdivided one)
         pos, par, rad, socket = rig.prune_unsupported(
-            pos, par, rad, socket, support_points, math.ceil(opt["min_support"] / detail), pair_tolerance=pairs)
+            pos, par, rad, socket, mesh.vertices, math.ceil(opt["min_support"] / detail), pair_tolerance=pairs)
         if len(pos) < 3:           # one bone left (a subdivided cube): the blob's bone
             return (*rig.single_bone(V, parts.vertex_area), np.zeros(2, bool))
     if lean and opt["straight_bone_length"] > 0:

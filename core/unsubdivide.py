@@ -300,10 +300,10 @@ def _coarse_mesh(V, F, label, edges: _Edges, tol):
     Ec = unique_edges(Fc).astype(np.int64)
     nc = len(coarse)
     edge_key = np.minimum(index[a], index[b]) * nc + np.maximum(index[a], index[b])
-    same = _copies_of_one_midpoint(V, mids, edge_key, tol)
-    if same is None:
+    copies = _copies_of_one_midpoint(V, mids, edge_key, tol)
+    if copies is None:
         return None
-    first = np.unique(edge_key, return_index=True)[1]
+    first, same = copies
     ec_key = Ec[:, 0] * nc + Ec[:, 1]
     if not np.array_equal(edge_key[first], ec_key):
         return None
@@ -321,19 +321,18 @@ def _coarse_mesh(V, F, label, edges: _Edges, tol):
 
 
 def _copies_of_one_midpoint(V, mids, edge_key, tol):
-    """(n,) each vertex, or for a midpoint the first midpoint on its coarse edge; None
-    when two midpoints on one edge lie apart. A mesh cut open (_cut_open) where its fans
-    meet again around a vertex keeps one copy of the coarse edge (its ends are shared)
-    but the fine midpoint, which has no other way round, gets one per face: they are one."""
-    same = np.arange(len(V))
-    order = np.argsort(edge_key, kind="stable")
-    key = edge_key[order]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    lead = mids[order[np.repeat(starts, np.diff(np.r_[starts, len(key)]))]]
-    if np.abs(V[mids[order]] - V[lead]).max(initial=0.0) > tol:
+    """(first, same): per coarse edge (in key order) the index into `mids` of its first
+    midpoint, and (n,) every vertex, a midpoint replaced by its edge's first one; None when
+    two midpoints on one edge lie apart. A mesh cut open (_cut_open) where its fans meet
+    again around a vertex keeps one copy of the coarse edge (its ends are shared) but the
+    fine midpoint, which has no other way round, gets one per face: they are one."""
+    _, first, inverse = np.unique(edge_key, return_index=True, return_inverse=True)
+    lead = mids[first][inverse.reshape(-1)]
+    if np.abs(V[mids] - V[lead]).max(initial=0.0) > tol:
         return None
-    same[mids[order]] = lead
-    return same
+    same = np.arange(len(V))
+    same[mids] = lead
+    return first, same
 
 
 def _subdivided_faces(Fc, Ec, coarse, mid_of_edge):
