@@ -27,6 +27,9 @@ PART_AREA = 1e-3           # parts with this share of the surface area make up b
 BODY_GAP = 0.5             # parts within this x the smaller one's size of each other are one body
 CRUMB_GAP = 0.1            # crumbs within this x the body's size of its bounding box belong to it
 SECOND_BODY = 0.25         # a second body with this share of the largest one's area: two characters
+TOUCH_GAP = 0.05           # parts within this x the smaller one's size of each other touch: one unit (a fish, its fins)
+GROUP_SHARE = 0.25         # no unit with this share of the surface: a group of things (a shoal), not one body
+MEMBER_SIZE = 0.5          # a group's members this x the group's size or larger are characters, not small things
 
 
 @dataclass
@@ -266,6 +269,65 @@ def check_one_character(V, F, what: str = "Auto Skeleton"):
             f"{what} rigs one character at a time: separate them (Edit Mode > Mesh > Separate > "
             "By Loose Parts, then join each character's parts) and rig each.")
     return bodies, comp
+
+
+def group_members(V, F):
+    """The members of a group of small separate things (a shoal of fish, a swarm), or
+    None for a mesh with a body (docs/auto_skeleton.md#groups).
+
+    Parts with at least PART_AREA of the surface whose vertices come within TOUCH_GAP x
+    the smaller one's size of each other are one unit (a fish and its fins). When no unit
+    holds GROUP_SHARE of the surface, the units with SECOND_BODY of the largest one's area
+    are the members (at least three; crumbs and smaller units belong to none).
+    V, F: a clean mesh. Returns a list of (n_i,) vertex indices, or None.
+    """
+    n_comp, comp = vertex_components(len(V), F)
+    area = np.bincount(comp[F[:, 0]], triangle_areas(V, F), minlength=n_comp)
+    parts = np.flatnonzero(area >= PART_AREA * area.sum())
+    if len(parts) < 3:
+        return None
+    lo, hi = component_boxes(V, comp, parts)
+    touch = _touching(V, comp, parts, lo, hi, (hi - lo).max(axis=1))
+    if touch is None:
+        return None
+    n_units, unit = edge_components(len(parts), touch)
+    unit_area = np.bincount(unit, area[parts], minlength=n_units)
+    members = np.flatnonzero(unit_area >= SECOND_BODY * unit_area.max())
+    if unit_area.max() >= GROUP_SHARE * area.sum() or len(members) < 3:
+        return None
+    return [np.flatnonzero(np.isin(comp, parts[unit == u])) for u in members]
+
+
+def check_small_members(V, members, what: str = "Auto Skeleton"):
+    """InvalidMeshError when a group member (group_members) spans MEMBER_SIZE of the
+    group's size: characters side by side, which one rig cannot serve."""
+    group_size = np.ptp(V, axis=0).max()
+    if max(np.ptp(V[idx], axis=0).max() for idx in members) >= MEMBER_SIZE * group_size:
+        raise InvalidMeshError(
+            f"The mesh holds {len(members)} separate characters side by side. {what} rigs one character at a "
+            "time: separate them (Edit Mode > Mesh > Separate > By Loose Parts, then join each character's "
+            "parts) and rig each.")
+
+
+def _touching(V, comp, parts, lo, hi, size, max_pairs: int = 20):
+    """(k, 2) pairs of `parts` whose vertices come within TOUCH_GAP x the smaller one's size
+    of each other (whatever the mesh's rotation: bounding boxes only pick the candidates).
+    None when there are more than max_pairs candidates per part: parts packed together
+    (clothes, fur cards) make a body, not a group."""
+    limit = TOUCH_GAP * np.minimum(size[:, None], size[None])
+    candidates = np.argwhere(np.triu(box_gaps(lo, hi, lo, hi) <= limit, 1))
+    if len(candidates) > max_pairs * len(parts):
+        return None
+    from scipy.spatial import cKDTree
+    points = [V[comp == p] for p in parts]
+    trees = {}
+    pairs = []
+    for a, b in candidates:
+        small, big = (a, b) if len(points[a]) <= len(points[b]) else (b, a)
+        tree = trees.setdefault(big, cKDTree(points[big]))
+        if tree.query(points[small], distance_upper_bound=limit[a, b])[0].min() <= limit[a, b]:
+            pairs.append((a, b))
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
 
 def body_faces(V, F, bodies_and_parts=None) -> np.ndarray:

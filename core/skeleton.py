@@ -19,7 +19,8 @@ import numpy as np
 from . import centering, rig
 from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
-from .meshprep import body_faces, check_one_character, clean_mesh, resample, validate
+from .meshprep import (body_faces, check_one_character, check_small_members, clean_mesh, group_members, resample,
+                       validate)
 from .metrics import inside_mesh
 from .unsubdivide import coarse_mesh
 
@@ -135,6 +136,12 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     body = body_faces(mesh.vertices, mesh.faces, check_one_character(mesh.vertices, mesh.faces))
     if not body.all():                           # far props get no bones nor stretch the frame
         mesh = clean_mesh(mesh.to_world(mesh.vertices), mesh.faces[body])
+    members = group_members(mesh.vertices, mesh.faces)
+    if members is not None:                      # a shoal, a swarm: a bone per member
+        check_small_members(mesh.vertices, members)
+        timings["total"] = time.perf_counter() - t0
+        report(1.0, "Done")
+        return _group_skeleton(mesh, members, {"timings": timings, "far_faces_left_out": int((~body).sum())})
     # its plane of symmetry to x = 0 (facing +-X, lying on a side; off the box's centre)
     turn, shift = rig.symmetry_frame(mesh.vertices)
     mesh = replace(mesh, vertices=mesh.vertices @ turn.T - [shift, 0.0, 0.0],
@@ -194,6 +201,15 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
         up = rig.humanoid.finger_ups(heads, tails, roles or digits, up)
     return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
                     up @ turn, info)
+
+
+def _group_skeleton(mesh, members, info) -> Skeleton:
+    """A group of small separate things: the root and one bone per member (rig.group_bones)."""
+    heads, tails, parents = rig.group_bones(mesh.vertices, one_ring_areas(mesh.vertices, mesh.faces) / 3, members)
+    names = ["root"] + [f"member_{k:02d}" for k in range(1, len(members) + 1)]
+    info = {**info, "group_members": len(members), **rig.facing(np.eye(3)), "humanoid": False,
+            "naming": "bonesmith"}
+    return Skeleton(mesh.to_world(heads), parents, mesh.to_world(tails), names, rig.default_up(heads, tails), info)
 
 
 def _upright_bones(pos, par, socket, turn):
@@ -256,6 +272,7 @@ class _Parts(NamedTuple):
     extent: np.ndarray       # (C,) per part, its longest bounding-box side
     owner: np.ndarray        # (V,) graph node each proxy vertex was merged into
     vertex_area: np.ndarray  # (V,) area per vertex for the centre of mass (0 on sheets)
+    ring: np.ndarray         # (C,) per part, whether it winds around empty space (a rib)
 
 
 def _parts(V, F, nodes, edges, members):
@@ -269,9 +286,10 @@ def _parts(V, F, nodes, edges, members):
     for k, m in enumerate(members):
         owner[m] = k
     solid = rig.solid_parts(V, F, comp[owner], comp_mass)
+    ring = rig.ring_parts(V, F, comp[owner], vertex_area)
     if solid.any():       # a sheet (a tail fan, a cape) is no centre of mass
         vertex_area = vertex_area * solid[comp[owner]]
-    return _Parts(comp, rig.body_weights(comp_mass, solid), extent, owner, vertex_area)
+    return _Parts(comp, rig.body_weights(comp_mass, solid), extent, owner, vertex_area, ring)
 
 
 def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
@@ -285,7 +303,7 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
                                   [V[m] for m in members], min_part=opt["min_part"],
                                   min_branch=opt["min_branch"],
                                   inside_body=_inside_body(V, F, parts.owner, len(parts.comp)),
-                                  absorb=ABSORB)
+                                  absorb=ABSORB, ring=parts.ring[parts.comp])
     tree = rig.spanning_tree(X, kept, joined)
     adj = rig.adjacency(0, tree)
     if len(kept) == 1:

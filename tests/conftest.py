@@ -196,6 +196,29 @@ def humanoid_arrays():
     return voxel_mesh(grid, voxel=0.05, origin=(-0.9, -0.225, 0.0))
 
 
+def shoal_arrays():
+    """A shoal: 12 blocky fish (a body and a tail fin), 2 voxels apart, in one mesh of
+    separate parts: (V,3), (F,3), and the fish (V,) that each vertex belongs to."""
+    grid = np.zeros((34, 12, 6), dtype=bool)
+    fish = np.zeros(grid.shape, dtype=np.int64)
+    for k, (x, y) in enumerate((x, y) for x in (2, 10, 18, 26) for y in (1, 5, 9)):
+        for part in (np.s_[x + 1:x + 7, y:y + 2, 2:4], np.s_[x:x + 1, y:y + 2, 1:5]):   # body, fin
+            grid[part] = True
+            fish[part] = k
+    V, F = voxel_mesh(grid, voxel=0.1)
+    cell = np.clip(np.floor(V / 0.1 + 1e-9).astype(int), 0, None)    # a vertex's voxel corner
+    owner = np.full(len(V), -1)
+    for dx in (0, -1):
+        for dy in (0, -1):
+            for dz in (0, -1):
+                c = cell + [dx, dy, dz]
+                ok = (c >= 0).all(axis=1) & (c < grid.shape).all(axis=1)
+                hit = ok & (owner < 0)
+                hit[hit] = grid[tuple(c[hit].T)]
+                owner[hit] = fish[tuple(c[hit].T)]
+    return V, F, owner
+
+
 def sample_arrays():
     with np.load(SAMPLE) as record:
         return record["verts"].astype(np.float64), record["faces"].astype(np.int64)

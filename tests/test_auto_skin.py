@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import Event, operator_stand_in, select, started_job
+from conftest import Event, operator_stand_in, select, shoal_arrays, started_job
 
 TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
 
@@ -222,6 +222,26 @@ def test_auto_rig_one_click(bridge, make_mesh, sample):
     weights, names = check_weighted(obj, armature)
     assert len(names) == len(armature.data.bones) > 5
     assert bpy.context.view_layer.objects.active == armature
+
+
+def test_auto_rig_a_shoal_moves_each_fish_with_its_own_bone(bridge, make_mesh):
+    import bpy
+    vertices, faces, fish = shoal_arrays()
+    obj = make_mesh("shoal", vertices, faces, **TRANSFORM)
+    assert bpy.ops.bonesmith.auto_rig() == {'FINISHED'}
+    armature = obj.parent
+    weights, names = check_weighted(obj, armature)
+    assert sorted(names) == ["member_%02d" % k for k in range(1, 13)] + ["root"]
+    own = weights.argmax(axis=1)
+    assert all(len(set(own[fish == k])) == 1 for k in range(12))          # a fish is one bone's
+    assert len({own[fish == k][0] for k in range(12)}) == 12               # and each has its own
+    assert weights.max(axis=1).min() > 0.99
+    # turning one fish's bone moves that fish and no other
+    rest = evaluated_world(bridge, obj)
+    bone = names[own[fish == 4][0]]
+    pose_rotate(armature, bone, axis='Z')
+    moved = np.linalg.norm(evaluated_world(bridge, obj) - rest, axis=1) > 1e-6
+    assert moved[fish == 4].any() and not moved[fish != 4].any()
 
 
 def test_auto_rig_builds_for_the_basis_not_a_shown_shape_key(bridge, make_mesh, sample):

@@ -10,7 +10,7 @@ from bonesmith.core.errors import InvalidMeshError
 from bonesmith.core.rig import is_mirror_symmetric, symmetry_frame
 from bonesmith.core.skeleton import Skeleton, extract_skeleton
 
-from conftest import is_one_tree
+from conftest import is_one_tree, voxel_mesh
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz"
 
@@ -567,3 +567,90 @@ def test_contraction_keeps_its_last_good_step_when_the_laplacian_breaks(characte
     assert info["iterations"] == 2 and np.array_equal(Vc, two)
     singular = contraction.sp.csc_matrix(np.array([[1.0, 1.0], [1.0, 1.0]]))
     assert contraction._solve_spd(singular, np.ones((2, 3))) is None
+
+
+def torus(center, major, minor, n=16, m=6, arc=2 * np.pi):
+    """A ring (a rib, a bracelet) in the XY plane: a tube of m sides round a circle;
+    arc < 2 pi leaves an open C (its tube ends open)."""
+    closed = arc >= 2 * np.pi
+    u = np.linspace(0, arc, n, endpoint=not closed)
+    v = np.linspace(0, 2 * np.pi, m, endpoint=False)
+    uu, vv = np.meshgrid(u, v, indexing="ij")
+    r = major + minor * np.cos(vv)
+    V = np.c_[(r * np.cos(uu)).ravel(), (r * np.sin(uu)).ravel(), (minor * np.sin(vv)).ravel()]
+    idx = np.arange(n * m).reshape(n, m)
+    rows = n if closed else n - 1
+    a, b = idx[:rows], idx[(np.arange(rows) + 1) % n]
+    c, d = np.roll(b, -1, axis=1), np.roll(a, -1, axis=1)
+    F = np.vstack([np.c_[a.ravel(), b.ravel(), c.ravel()], np.c_[a.ravel(), c.ravel(), d.ravel()]])
+    return V + np.asarray(center), F
+
+
+def ellipsoid(center, radii, subdivisions=4):
+    V, F = box([0, 0, 0], [2, 2, 2], subdivisions)
+    return V / np.linalg.norm(V, axis=1, keepdims=True) * np.asarray(radii) + np.asarray(center), F
+
+
+def test_ring_parts_are_rings_and_solids_sheets_and_bent_limbs_are_not():
+    from bonesmith.core.contraction import one_ring_areas
+    from bonesmith.core.rig import ring_parts
+    bent = voxel_mesh(np.pad(np.ones((6, 1, 1), bool), ((0, 0), (0, 0), (0, 5)))
+                      | np.pad(np.ones((1, 1, 6), bool), ((0, 5), (0, 0), (0, 0))), voxel=0.1)
+    shapes = {"ring": torus([0, 0, 0], 1.0, 0.1), "open C": torus([3, 0, 0], 1.0, 0.1, arc=1.6 * np.pi),
+              "ball": ellipsoid([6, 0, 0], [0.5, 0.5, 0.5]), "sheet": sheet([9, 0, 0], [1.0, 1.0]),
+              "L-shaped limb": (bent[0] + [12, 0, 0], bent[1])}
+    V, F = merge(*shapes.values())
+    part = np.repeat(np.arange(len(shapes)), [len(v) for v, _ in shapes.values()])
+    assert dict(zip(shapes, ring_parts(V, F, part, one_ring_areas(V, F)).tolist())) == {
+        "ring": True, "open C": True, "ball": False, "sheet": False, "L-shaped limb": False}
+
+
+def test_ribs_around_a_spine_get_no_bones():
+    spine = box([0, 0, 0], [0.25, 0.25, 2.0], 6)
+    ribs = [torus([0, 0, z], 0.45, 0.04) for z in (0.1, 0.3, 0.5, 0.7)]
+    sk = extract_skeleton(*merge(spine, *ribs))
+    assert is_one_tree(sk.parents)
+    ends = np.vstack([sk.joints, sk.tails])
+    assert np.linalg.norm(ends[:, :2], axis=1).max() < 0.2      # none out in a rib
+
+
+def test_a_skeleton_of_separate_bones_is_a_humanoid_without_bones_in_its_ribs():
+    d = np.load(Path(__file__).resolve().parent / "data" / "quat_Skeleton.npz")
+    V, F = d["verts"].astype(np.float64), d["faces"].astype(np.int64)
+    sk = extract_skeleton(V, F)
+    assert sk.info["humanoid"] and is_one_tree(sk.parents)
+    assert len(sk) <= 3 * len(d["joints"])           # 43 with a chain in every rib
+    ribcage = (np.abs(V[:, 2] - 2.9) < 0.5) & (np.abs(V[:, 0]) > 0.3)   # rib sides, off the spine
+    ends = np.vstack([sk.joints, sk.tails])
+    near = np.linalg.norm(ends[:, None] - V[ribcage][None], axis=2).min(axis=1)
+    assert near.min() > 0.05, "a bone in a rib"
+
+
+def shoal(n_x=4, n_y=3, spacing=1.6):
+    """Fish (a body and a tail fin touching it) on a grid, `spacing` body lengths apart."""
+    fish = []
+    for i in range(n_x):
+        for j in range(n_y):
+            c = np.array([i * spacing, j * 0.6, 0.2 * ((i + j) % 2)])
+            fish.append(ellipsoid(c, [0.5, 0.15, 0.2]))
+            fish.append(box(c + [-0.6, 0, 0], [0.2, 0.02, 0.3], 2))
+    return merge(*fish)
+
+
+def test_a_shoal_gets_one_bone_per_fish_under_one_root():
+    V, F = shoal()
+    sk = extract_skeleton(V, F)
+    assert len(sk) == 13 and sk.info["group_members"] == 12
+    assert sk.parents.tolist() == [-1] + [0] * 12
+    bodies = [ellipsoid([i * 1.6, j * 0.6, 0.2 * ((i + j) % 2)], [0.5, 0.15, 0.2]) for i in range(4) for j in range(3)]
+    mid = (sk.joints[1:] + sk.tails[1:]) / 2
+    owner = [next(k for k, (v, f) in enumerate(bodies) if metrics.inside_mesh(m[None], v, f)[0]) for m in mid]
+    assert sorted(owner) == list(range(12))          # each fish's bone inside that fish
+    axes = sk.tails[1:] - sk.joints[1:]
+    assert (axes[:, 0] > 0.9 * np.linalg.norm(axes, axis=1)).all()   # along the fish, all one way
+
+
+def test_characters_side_by_side_are_refused():
+    people = [box([x, 0, 0], [0.3, 0.3, 2.0], 4) for x in np.arange(5) * 0.6]
+    with pytest.raises(InvalidMeshError, match="5 separate characters side by side"):
+        extract_skeleton(*merge(*people))

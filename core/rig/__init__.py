@@ -13,6 +13,7 @@ tree        spanning_tree, extend_leaves, centre_flat_body, prune_spurs,
             as one chain.
 chains      simplify_chains: chains between junctions resampled to a sensible joint count
             (flat chains, fins, without finger-like extra bones).
+group       group_bones: a group of small separate things (a shoal), one bone per member.
 symmetry    mirror_tree, mirror_pairs: a symmetric character gets a symmetric rig.
 budget      prune_unsupported: no bone without vertices to move; straighten_chains: on
             a character without landmarks, no joint where its chain neither bends nor narrows.
@@ -35,8 +36,9 @@ from .budget import bone_support, prune_unsupported, straighten_chains
 from .bones import default_up, shorten_end_bones, single_bone, to_bones
 from .chains import simplify_chains
 from .graph import adjacency, edge_list, node_components
+from .group import group_bones
 from .naming import bone_names
-from .parts import body_weights, join_parts, part_extents, solid_parts, straighten_convex_parts
+from .parts import body_weights, join_parts, part_extents, ring_parts, solid_parts, straighten_convex_parts
 from .placement import center_in_sections, clearly_inside, push_inside
 from .refine import refine_nodes
 from .orientation import facing, upright_turn
@@ -48,9 +50,9 @@ from .tree import (centre_flat_body, choose_root, extend_leaves, merge_end_clust
 __all__ = [
     "MIRROR", "adjacency", "body_weights", "bone_support", "bone_names", "center_in_sections", "centre_flat_body",
     "choose_root",
-    "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "is_mirror_symmetric", "is_side_turn",
+    "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "group_bones", "is_mirror_symmetric", "is_side_turn",
     "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
-    "prune_plane_sheets", "prune_spurs", "prune_unsupported", "push_inside", "refine_nodes", "shorten_end_bones", "simplify_chains",
+    "prune_plane_sheets", "prune_spurs", "prune_unsupported", "push_inside", "refine_nodes", "ring_parts", "shorten_end_bones", "simplify_chains",
     "single_bone", "solid_parts", "spanning_tree", "straighten_chains", "straighten_convex_parts", "symmetry_frame", "symmetry_turn", "to_bones", "upright_turn",
     "walk_to_junction",
 ]

@@ -27,6 +27,12 @@ HULL_TOLERANCE = 0.02
 # A convex part whose second principal spread is at least this share of its first has
 # no axis of its own (a cube head): its segment points away from the body's centre.
 ISOTROPIC = 0.8
+# A ring (a rib, a bracelet, a jaw's horseshoe) winds around empty space: seen from its
+# centre of mass in its own plane, no gap between its vertices is wider than
+# RING_GAP_DEGREES, no face crosses the line through that centre normal to the plane, and
+# no vertex is nearer the centre than RING_HOLLOW x its extent.
+RING_GAP_DEGREES = 180.0
+RING_HOLLOW = 0.2
 
 
 def solid_parts(V, F, part, area, min_ratio: float = SOLID_RATIO):
@@ -54,6 +60,43 @@ def solid_parts(V, F, part, area, min_ratio: float = SOLID_RATIO):
     a, b, c = (V[F[:, k]] - centre[fp] for k in range(3))
     volume = np.abs(np.bincount(fp, np.einsum("ij,ij->i", a, np.cross(b, c)), n)) / 6
     return volume > min_ratio * np.maximum(area, 1e-30) ** 1.5
+
+
+def ring_parts(V, F, part, vertex_area) -> np.ndarray:
+    """Per part: does it wind around empty space (docs/auto_skeleton.md#parts)?
+
+    A rib, a jaw, a collar or a bracelet bends nowhere of its own: its chain would cross
+    the plane of symmetry and hang whatever comes next off it. A solid part (its centre
+    inside it), a sheet (a wing: the normal line meets it) and an L-shaped limb (a wide
+    gap around its centre) are no rings.
+
+    V (V, 3), F (F, 3); part (V,) part label of each vertex (0..P-1); vertex_area (V,)
+    the weight of each vertex in the centre of mass. Returns (P,) bool.
+    """
+    from ..centering import ray_hits
+    n = int(part.max()) + 1
+    out = np.zeros(n, bool)
+    face_part = part[F[:, 0]]
+    for c in range(n):
+        idx = np.flatnonzero(part == c)
+        w = vertex_area[idx] + 1e-30
+        if len(idx) < 4:
+            continue
+        P = V[idx]
+        centre = (w[:, None] * P).sum(axis=0) / w.sum()
+        extent = np.ptp(P, axis=0).max()
+        if extent <= 0 or np.linalg.norm(P - centre, axis=1).min() < RING_HOLLOW * extent:
+            continue
+        _, vec = np.linalg.eigh(np.cov((P - centre).T, aweights=w))
+        Q = (P - centre) @ vec[:, 1:]
+        angle = np.sort(np.arctan2(Q[:, 1], Q[:, 0]))
+        if np.diff(np.r_[angle, angle[0] + 2 * np.pi]).max() > np.radians(RING_GAP_DEGREES):
+            continue
+        T = V[F[face_part == c]]
+        normal = vec[:, 0]
+        hits = ray_hits(centre, np.array([normal, -normal]), T[:, 0], T[:, 1] - T[:, 0], T[:, 2] - T[:, 0])
+        out[c] = not np.isfinite(hits).any()
+    return out
 
 
 def part_extents(V, members, comp):
@@ -84,7 +127,7 @@ def body_weights(mass, solid):
 
 
 def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float,
-               inside_body=None, absorb: float = 1.0):
+               inside_body=None, absorb: float = 1.0, ring=None):
     """Make one connected graph out of the per-part skeleton graphs.
 
     Parameters
@@ -109,6 +152,9 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     absorb : float
         A node is absorbed by the body if it is inside it, or within this many body
         radii of a body node.
+    ring : (k,) bool, optional
+        Per node, whether its part is a ring (ring_parts): unless it is the body, it gets
+        no bones.
 
     Returns
     -------
@@ -125,8 +171,8 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     new_edges = [(a, b) for a, b in edge_list(adj) if comp[a] == order[0]]
     for c in order[1:]:
         idx = np.flatnonzero(comp == c)
-        if extent[idx[0]] < min_part:
-            continue                       # eyes, buttons: follow the nearest bone
+        if extent[idx[0]] < min_part or (ring is not None and ring[idx[0]]):
+            continue                       # eyes, buttons, ribs: follow the nearest bone
         _attach_part(X, adj, radius, node_points, idx, kept, new_edges, min_branch=min_branch,
                      inside_body=inside_body, absorb=absorb)
     return np.array(sorted(kept)), new_edges

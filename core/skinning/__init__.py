@@ -20,7 +20,7 @@ from ..errors import InvalidArmatureError, InvalidMeshError
 from .features import FeatureSet, compute_features, vertex_features
 from .heat import HeatOptions, bone_heat
 from .prep import dense_proxy, interpolate_weights, prepare, transfer_weights
-from .weights import prune, scatter
+from .weights import prune, rigid_members, scatter
 
 __all__ = ["predict_weights", "weights_from_features", "vertex_features", "FeatureSet", "HeatOptions",
            "InvalidMeshError", "InvalidArmatureError", "PRIOR"]
@@ -71,7 +71,8 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
 
     Returns (V, J) float64: every row sums to 1 with at most `max_influences` non-zero
     entries; every vertex is weighted (loose vertices take their nearest surface
-    vertex's weights). A mesh of more than prep.PROXY_VERTICES welded vertices is
+    vertex's weights). The members of a group of small separate things (a shoal) each
+    follow one bone (weights.rigid_members). A mesh of more than prep.PROXY_VERTICES welded vertices is
     weighted on a decimated proxy and the weights are carried over (prep.dense_proxy,
     prep.transfer_weights); a midpoint-subdivided mesh on the coarse mesh under it, the
     weights blended back (prep.interpolate_weights). Raises InvalidMeshError / InvalidArmatureError with a
@@ -93,6 +94,7 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
         fs = compute_features(work, bones, heat_options)
         W = _welded_weights(fs, net, max_influences)
         info.update(fs.info, method="model")
+    W = rigid_members(W, work.V, work.F, bones.heads, bones.tails)
     if work is not mesh:
         W = transfer_weights(W, work, mesh, int(max_influences), bones.parents if REDISTRIBUTE else None)
     if mesh.interp is not None:          # the coarse mesh under a subdivision: blended back

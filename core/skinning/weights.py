@@ -133,3 +133,24 @@ def to_dense(bones, values, n_bones: int) -> np.ndarray:
     n = len(bones)
     key = (np.arange(n)[:, None] * n_bones + bones).ravel()
     return np.bincount(key, values.ravel(), minlength=n * n_bones).reshape(n, n_bones)
+
+
+def rigid_members(W, V, F, heads, tails) -> np.ndarray:
+    """W with each member of a group of small separate things (meshprep.group_members: a
+    shoal of fish) moved rigidly by one bone, the one nearest its centre
+    (docs/auto_skin.md#post-processing): a fish's tail fin sat nearer the bone of the fish
+    behind it than its own, which starts at the fish's centre. W unchanged when the
+    mesh has a body. V, F: the welded mesh W weights; heads, tails (J, 3) the bones.
+    """
+    from ..meshprep import group_members
+    from ..metrics import nearest_segments
+    members = group_members(V, F)
+    if members is None:
+        return W
+    W = np.array(W, dtype=np.float64)
+    segments = np.stack([heads, tails], axis=1)
+    for idx in members:
+        bone = int(nearest_segments(V[idx].mean(axis=0)[None], segments)[1][0])
+        W[idx] = 0.0
+        W[idx, bone] = 1.0
+    return W
