@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from .errors import InvalidMeshError
 from .mesh import (bbox_diagonal, close_t_junctions, consistent_winding, edge_components, subdivide_midpoint,
@@ -295,7 +296,16 @@ def group_members(V, F):
     members = np.flatnonzero(unit_area >= SECOND_BODY * unit_area.max())
     if unit_area.max() >= GROUP_SHARE * area.sum() or len(members) < 3:
         return None
-    return [np.flatnonzero(np.isin(comp, parts[unit == u])) for u in members]
+    unit_of = np.full(n_comp, -1)
+    unit_of[parts] = unit
+    vertices = _indices_by_label(unit_of[comp], n_units)
+    return [vertices[u] for u in members]
+
+
+def _indices_by_label(label, n):
+    """[(k_i,) indices of the entries with label i for i < n] (negative labels: none)."""
+    order = np.argsort(label, kind="stable")
+    return np.split(order, np.searchsorted(label[order], np.arange(n + 1)))[1:n + 1]
 
 
 def check_small_members(V, members, what: str = "Auto Skeleton"):
@@ -318,8 +328,9 @@ def _touching(V, comp, parts, lo, hi, size, max_pairs: int = 20):
     candidates = np.argwhere(np.triu(box_gaps(lo, hi, lo, hi) <= limit, 1))
     if len(candidates) > max_pairs * len(parts):
         return None
-    from scipy.spatial import cKDTree
-    points = [V[comp == p] for p in parts]
+    index = np.full(comp.max() + 1, -1)
+    index[parts] = np.arange(len(parts))
+    points = [V[idx] for idx in _indices_by_label(index[comp], len(parts))]
     trees = {}
     pairs = []
     for a, b in candidates:

@@ -50,7 +50,10 @@ class Skeleton:
     @property
     def facing_text(self) -> str:
         """'facing -Y, up +Z': which axes the rig took as the character's front and up
-        (orientation.upright_turn); empty for a skeleton made elsewhere."""
+        (orientation.upright_turn); for a group of separate things (a shoal), how many;
+        empty for a skeleton made elsewhere."""
+        if "group_members" in self.info:
+            return f"a group of {self.info['group_members']} separate things, a bone each"
         if "front" not in self.info:
             return ""
         return f"facing {self.info['front']}, up {self.info['up']}"
@@ -207,8 +210,7 @@ def _group_skeleton(mesh, members, info) -> Skeleton:
     """A group of small separate things: the root and one bone per member (rig.group_bones)."""
     heads, tails, parents = rig.group_bones(mesh.vertices, one_ring_areas(mesh.vertices, mesh.faces) / 3, members)
     names = ["root"] + [f"member_{k:02d}" for k in range(1, len(members) + 1)]
-    info = {**info, "group_members": len(members), **rig.facing(np.eye(3)), "humanoid": False,
-            "naming": "bonesmith"}
+    info = {**info, "group_members": len(members), "humanoid": False, "naming": "bonesmith"}
     return Skeleton(mesh.to_world(heads), parents, mesh.to_world(tails), names, rig.default_up(heads, tails), info)
 
 

@@ -641,6 +641,7 @@ def test_a_shoal_gets_one_bone_per_fish_under_one_root():
     V, F = shoal()
     sk = extract_skeleton(V, F)
     assert len(sk) == 13 and sk.info["group_members"] == 12
+    assert sk.facing_text == "a group of 12 separate things, a bone each"
     assert sk.parents.tolist() == [-1] + [0] * 12
     bodies = [ellipsoid([i * 1.6, j * 0.6, 0.2 * ((i + j) % 2)], [0.5, 0.15, 0.2]) for i in range(4) for j in range(3)]
     mid = (sk.joints[1:] + sk.tails[1:]) / 2
