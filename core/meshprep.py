@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from .errors import InvalidMeshError
 from .mesh import (bbox_diagonal, close_t_junctions, consistent_winding, edge_components, subdivide_midpoint,
@@ -276,8 +275,8 @@ def group_members(V, F):
     """The members of a group of small separate things (a shoal of fish, a swarm), or
     None for a mesh with a body (docs/auto_skeleton.md#groups).
 
-    Parts with at least PART_AREA of the surface whose vertices come within TOUCH_GAP x
-    the smaller one's size of each other are one unit (a fish and its fins). When no unit
+    Parts with at least PART_AREA of the surface that touch (_touching) are one unit (a
+    fish and its fins). When no unit
     holds GROUP_SHARE of the surface, the units with SECOND_BODY of the largest one's area
     are the members (at least three; crumbs and smaller units belong to none).
     V, F: a clean mesh. Returns a list of (n_i,) vertex indices, or None.
@@ -289,8 +288,6 @@ def group_members(V, F):
         return None
     lo, hi = component_boxes(V, comp, parts)
     touch = _touching(V, comp, parts, lo, hi, (hi - lo).max(axis=1))
-    if touch is None:
-        return None
     n_units, unit = edge_components(len(parts), touch)
     unit_area = np.bincount(unit, area[parts], minlength=n_units)
     members = np.flatnonzero(unit_area >= SECOND_BODY * unit_area.max())
@@ -319,26 +316,15 @@ def check_small_members(V, members, what: str = "Auto Skeleton"):
             "parts) and rig each.")
 
 
-def _touching(V, comp, parts, lo, hi, size, max_pairs: int = 20):
-    """(k, 2) pairs of `parts` whose vertices come within TOUCH_GAP x the smaller one's size
-    of each other (whatever the mesh's rotation: bounding boxes only pick the candidates).
-    None when there are more than max_pairs candidates per part: parts packed together
-    (clothes, fur cards) make a body, not a group."""
-    limit = TOUCH_GAP * np.minimum(size[:, None], size[None])
-    candidates = np.argwhere(np.triu(box_gaps(lo, hi, lo, hi) <= limit, 1))
-    if len(candidates) > max_pairs * len(parts):
-        return None
-    index = np.full(comp.max() + 1, -1)
-    index[parts] = np.arange(len(parts))
-    points = [V[idx] for idx in _indices_by_label(index[comp], len(parts))]
-    trees = {}
-    pairs = []
-    for a, b in candidates:
-        small, big = (a, b) if len(points[a]) <= len(points[b]) else (b, a)
-        tree = trees.setdefault(big, cKDTree(points[big]))
-        if tree.query(points[small], distance_upper_bound=limit[a, b])[0].min() <= limit[a, b]:
-            pairs.append((a, b))
-    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+def _touching(V, comp, parts, lo, hi, size):
+    """(k, 2) pairs of `parts` that touch: within TOUCH_GAP x the smaller one's size of
+    each other both in the mesh's axes and in its principal axes (parts that cross or
+    pierce each other always touch; a turned shoal is told apart in its principal axes).
+    lo, hi: the parts' bounding boxes in the mesh's axes; size: their longest sides."""
+    _, axes = np.linalg.eigh(np.cov((V - V.mean(axis=0)).T))
+    plo, phi = component_boxes(V @ axes, comp, parts)
+    gap = np.maximum(box_gaps(lo, hi, lo, hi), box_gaps(plo, phi, plo, phi))
+    return np.argwhere(np.triu(gap <= TOUCH_GAP * np.minimum(size[:, None], size[None]), 1))
 
 
 def body_faces(V, F, bodies_and_parts=None) -> np.ndarray:
