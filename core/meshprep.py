@@ -276,9 +276,9 @@ def group_members(V, F):
     None for a mesh with a body (docs/auto_skeleton.md#groups).
 
     Parts with at least PART_AREA of the surface that touch (_touching) are one unit (a
-    fish and its fins). When no unit
-    holds GROUP_SHARE of the surface, the units with SECOND_BODY of the largest one's area
-    are the members (at least three; crumbs and smaller units belong to none).
+    fish and its fins). When no unit holds GROUP_SHARE of the surface, the units with
+    SECOND_BODY of the largest one's area are the members (at least three; crumbs and
+    smaller units belong to none).
     V, F: a clean mesh. Returns a list of (n_i,) vertex indices, or None.
     """
     n_comp, comp = vertex_components(len(V), F)
@@ -305,11 +305,17 @@ def _indices_by_label(label, n):
     return np.split(order, np.searchsorted(label[order], np.arange(n + 1)))[1:n + 1]
 
 
-def check_small_members(V, members, what: str = "Auto Skeleton"):
-    """InvalidMeshError when a group member (group_members) spans MEMBER_SIZE of the
-    group's size: characters side by side, which one rig cannot serve."""
+def members_are_small(V, members) -> bool:
+    """Is every group member (group_members) smaller than MEMBER_SIZE x the group's size?
+    Otherwise they are characters side by side, which one rig cannot serve."""
     group_size = np.ptp(V, axis=0).max()
-    if max(np.ptp(V[idx], axis=0).max() for idx in members) >= MEMBER_SIZE * group_size:
+    return max(np.ptp(V[idx], axis=0).max() for idx in members) < MEMBER_SIZE * group_size
+
+
+def check_small_members(V, members, what: str = "Auto Skeleton"):
+    """InvalidMeshError when the group members are characters side by side
+    (members_are_small)."""
+    if not members_are_small(V, members):
         raise InvalidMeshError(
             f"The mesh holds {len(members)} separate characters side by side. {what} rigs one character at a "
             "time: separate them (Edit Mode > Mesh > Separate > By Loose Parts, then join each character's "

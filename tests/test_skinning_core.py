@@ -72,6 +72,28 @@ def test_cylinder_two_bones_near_bone_is_one(model, blend):
     assert np.all((W[mid, 0] > blend[0]) & (W[mid, 0] < blend[1]))
 
 
+def test_members_of_a_group_move_rigidly_but_characters_side_by_side_still_bend():
+    def side_by_side(spacing, height):
+        meshes = [cylinder(height=height) for _ in range(5)]
+        V = np.vstack([v + [k * spacing, 0, 0] for k, (v, _) in enumerate(meshes)])
+        F = np.vstack([f + k * len(v) for k, (v, f) in enumerate(meshes)])
+        j, p, t = two_bones(height)
+        shift = np.repeat(np.arange(5) * spacing, 2)[:, None] * [1, 0, 0]
+        parents = np.concatenate([p + 2 * k * (p >= 0) for k in range(5)])
+        return V, F, np.tile(j, (5, 1)) + shift, parents, np.tile(t, (5, 1)) + shift
+    # five short cans in a row: small things, each wholly on the bone nearest its centre
+    V, F, j, p, t = side_by_side(spacing=0.6, height=0.3)
+    W = predict_weights(V, F, j, p, t, model="prior")
+    check_rows(W, 10)
+    assert set(np.unique(W)) == {0.0, 1.0}
+    assert [np.unique(W[k * len(V) // 5:(k + 1) * len(V) // 5].argmax(axis=1)).size for k in range(5)] == [1] * 5
+    # five tall figures in a row: characters, each bending between its two bones
+    V, F, j, p, t = side_by_side(spacing=0.6, height=2.0)
+    W = predict_weights(V, F, j, p, t, model="prior")
+    low, high = V[:, 2] < 0.4, V[:, 2] > 1.6
+    assert W[low][:, 0::2].sum(axis=1).min() > 0.95 and W[high][:, 1::2].sum(axis=1).min() > 0.95
+
+
 def test_three_bones_at_most_max_influences():
     V, F = cylinder(rings=31)
     j, p, t = three_bones()

@@ -79,10 +79,9 @@ def ring_parts(V, F, part, vertex_area) -> np.ndarray:
     face_part = part[F[:, 0]]
     for c in range(n):
         idx = np.flatnonzero(part == c)
-        w = vertex_area[idx] + 1e-30
         if len(idx) < 4:
             continue
-        P = V[idx]
+        P, w = V[idx], vertex_area[idx] + 1e-30
         centre = (w[:, None] * P).sum(axis=0) / w.sum()
         extent = np.ptp(P, axis=0).max()
         if extent <= 0 or np.linalg.norm(P - centre, axis=1).min() < RING_HOLLOW * extent:

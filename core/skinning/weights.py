@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..meshprep import group_members, members_are_small
+from ..metrics import nearest_segments
+
 
 def scatter(candidates, probs, n_bones: int) -> np.ndarray:
     """Candidate weights to dense bone weights.
@@ -140,12 +143,11 @@ def rigid_members(W, V, F, heads, tails) -> np.ndarray:
     shoal of fish) moved rigidly by one bone, the one nearest its centre
     (docs/auto_skin.md#post-processing): a fish's tail fin sat nearer the bone of the fish
     behind it than its own, which starts at the fish's centre. W unchanged when the
-    mesh has a body. V, F: the welded mesh W weights; heads, tails (J, 3) the bones.
+    mesh has a body or its members are characters side by side (meshprep.members_are_small),
+    which bend. V, F: the welded mesh W weights; heads, tails (J, 3) the bones.
     """
-    from ..meshprep import group_members
-    from ..metrics import nearest_segments
     members = group_members(V, F)
-    if members is None:
+    if members is None or not members_are_small(V, members):
         return W
     W = np.array(W, dtype=np.float64)
     segments = np.stack([heads, tails], axis=1)
