@@ -19,7 +19,8 @@ def group_bones(V, vertex_area, members):
     V (n, 3); vertex_area (n,) area per vertex; members: list of (n_i,) vertex indices
     (meshprep.group_members). A member's bone goes from its centre of mass to its end
     along its main axis; every member bone points the same way along the group's common
-    axis, and the members are numbered along the group's longest side.
+    axis (towards + on the world axis nearest it), and the members are numbered along the
+    group's longest side.
 
     Returns (heads (m + 1, 3), tails (m + 1, 3), parents (m + 1,)); the root bone points
     up (+Z) from the group's centre, as long as the median member bone.
@@ -33,7 +34,8 @@ def group_bones(V, vertex_area, members):
         centres.append(c)
         axes.append(vt[0])
     centres, axes = np.array(centres), np.array(axes)
-    common = np.linalg.eigh(axes.T @ axes)[1][:, -1]       # the members' shared direction
+    common = np.linalg.eigh(axes.T @ axes)[1][:, -1]       # the members' shared direction,
+    common *= np.sign(common[np.argmax(np.abs(common))])  # towards + on its main axis (any LAPACK)
     axes *= np.where(axes @ common < 0, -1.0, 1.0)[:, None]
     heads, tails = [], []
     for idx, c, a in zip(members, centres, axes):
