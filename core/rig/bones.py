@@ -112,14 +112,21 @@ def shorten_end_bones(heads, tails, parents, reach: float = END_REACH):
     return tails
 
 
+def main_axis(V, weight):
+    """(centre (3,), axis (3,)): the weighted centre of the points V (n, 3) and their first
+    principal direction (unit; its sign as the SVD gives it)."""
+    c = (weight[:, None] * V).sum(axis=0) / weight.sum()
+    _, _, vt = np.linalg.svd((V - c) * np.sqrt(weight)[:, None], full_matrices=False)
+    return c, vt[0]
+
+
 def single_bone(V, vertex_area):
     """Blob-like meshes (a slime, a fruit) contract to a point: one bone along the main axis.
 
     V: (n, 3); vertex_area: (n,) area weights. Returns (joints (2, 3), parents [-1, 0]).
     """
-    c = (vertex_area[:, None] * V).sum(axis=0) / vertex_area.sum()
-    _, _, vt = np.linalg.svd((V - c) * np.sqrt(vertex_area)[:, None], full_matrices=False)
-    steep_down = not (abs(vt[0][2]) < SINGLE_BONE_STEEP_Z or vt[0][2] > 0)
-    axis = -vt[0] if steep_down else vt[0]
+    c, axis = main_axis(V, vertex_area)
+    steep_down = not (abs(axis[2]) < SINGLE_BONE_STEEP_Z or axis[2] > 0)
+    axis = -axis if steep_down else axis
     half = SINGLE_BONE_HALF * np.ptp((V - c) @ axis)
     return np.array([c - half * axis, c + half * axis]), np.array([-1, 0])

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .bones import main_axis
+
 
 def group_bones(V, vertex_area, members):
     """Bones of a group: the root, then one bone per member.
@@ -26,28 +28,15 @@ def group_bones(V, vertex_area, members):
     up (+Z) from the group's centre, as long as the median member bone.
     """
     V = np.asarray(V, dtype=np.float64)
-    centres, axes, lengths = [], [], []
-    for idx in members:
-        w = vertex_area[idx] + 1e-30
-        c = (w[:, None] * V[idx]).sum(axis=0) / w.sum()
-        _, _, vt = np.linalg.svd((V[idx] - c) * np.sqrt(w)[:, None], full_matrices=False)
-        centres.append(c)
-        axes.append(vt[0])
-    centres, axes = np.array(centres), np.array(axes)
+    centres, axes = map(np.array, zip(*(main_axis(V[idx], vertex_area[idx] + 1e-30) for idx in members)))
     common = np.linalg.eigh(axes.T @ axes)[1][:, -1]       # the members' shared direction,
     common *= np.sign(common[np.argmax(np.abs(common))])  # towards + on its main axis (any LAPACK)
     axes *= np.where(axes @ common < 0, -1.0, 1.0)[:, None]
-    heads, tails = [], []
-    for idx, c, a in zip(members, centres, axes):
-        t = (V[idx] - c) @ a
-        heads.append(c)
-        tails.append(c + t.max() * a)
-        lengths.append(t.max())
+    reach = np.array([((V[idx] - c) @ a).max() for idx, c, a in zip(members, centres, axes)])
     order = np.argsort(centres[:, int(np.argmax(np.ptp(V, axis=0)))], kind="stable")
-    w = vertex_area[np.concatenate(members)]
-    centre = (w[:, None] * V[np.concatenate(members)]).sum(axis=0) / w.sum()
-    root_tail = centre + [0.0, 0.0, float(np.median(lengths))]
-    heads = np.vstack([centre, np.array(heads)[order]])
-    tails = np.vstack([root_tail, np.array(tails)[order]])
+    every = np.concatenate(members)
+    centre = vertex_area[every] @ V[every] / vertex_area[every].sum()
+    heads = np.vstack([centre, centres[order]])
+    tails = np.vstack([centre + [0.0, 0.0, float(np.median(reach))], (centres + reach[:, None] * axes)[order]])
     parents = np.r_[-1, np.zeros(len(members), np.int64)]
     return heads, tails, parents
