@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -41,13 +42,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS, markdown_table  # noqa: E402
 
-# role -> artist bone name templates; {l} l/r, {L} L/R, {Left} Left/Right
+# role -> artist bone name templates; {l} l/r, {L} L/R, {Left} Left/Right, {left} left/right
+# (Unreal / Mesh2Motion, Mixamo, MakeHuman, Quaternius, 0 A.D., GDQuest, Rigify, Kenney)
 LANDMARK_NAMES = {
-    "upper_arm": ("upperarm_{l}", "{Left}Arm", "upperarm01.{L}", "UpperArm.{L}", "arm_{L}"),
-    "forearm": ("lowerarm_{l}", "{Left}ForeArm", "lowerarm01.{L}", "LowerArm.{L}", "forearm_{L}"),
-    "hand": ("hand_{l}", "{Left}Hand", "wrist.{L}", "Palm.{L}", "hand_{L}"),
-    "thigh": ("thigh_{l}", "{Left}UpLeg", "upperleg01.{L}", "UpperLeg.{L}", "thigh_{L}"),
-    "shin": ("calf_{l}", "{Left}Leg", "lowerleg01.{L}", "LowerLeg.{L}", "leg_{L}"),
+    "upper_arm": ("upperarm_{l}", "{Left}Arm", "upperarm01.{L}", "UpperArm.{L}", "arm_{L}", "upperarm.{L}",
+                  "upper_arm.{L}", "arm-{left}"),
+    "forearm": ("lowerarm_{l}", "{Left}ForeArm", "lowerarm01.{L}", "LowerArm.{L}", "forearm_{L}", "lowerarm.{L}",
+                "forearm.{L}"),
+    "hand": ("hand_{l}", "{Left}Hand", "wrist.{L}", "Palm.{L}", "hand_{L}", "hand.{L}"),
+    "thigh": ("thigh_{l}", "{Left}UpLeg", "upperleg01.{L}", "UpperLeg.{L}", "thigh_{L}", "upperleg.{L}",
+              "thigh.{L}", "leg-{left}"),
+    "shin": ("calf_{l}", "{Left}Leg", "lowerleg01.{L}", "LowerLeg.{L}", "leg_{L}", "lowerleg.{L}", "shin.{L}"),
     "foot": ("foot_{l}", "{Left}Foot", "foot.{L}", "Foot.{L}", "foot_{L}"),
     "head": ("head", "Head"),
     "neck": ("neck_01", "Neck", "neck01", "neck"),
@@ -64,7 +69,7 @@ def artist_landmarks(names, joints) -> dict:
     out = {}
     for role, templates in LANDMARK_NAMES.items():
         sides = (("", {}),) if role in ("head", "neck") else (
-            (".L", dict(l="l", L="L", Left="Left")), (".R", dict(l="r", L="R", Left="Right")))
+            (".L", dict(l="l", L="L", Left="Left", left="left")), (".R", dict(l="r", L="R", Left="Right", left="right")))
         for suffix, fill in sides:
             for t in templates:
                 name = t.format(**fill) if fill else t
@@ -342,6 +347,7 @@ def main(argv=None) -> int:
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
+    args.out.with_suffix(".json").write_text(json.dumps(results, indent=1))
     return 0
 
 

@@ -100,7 +100,7 @@ DEFAULTS = dict(
 
 
 def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bonesmith",
-                     progress=None, **options) -> Skeleton:
+                     progress=None, markers=None, **options) -> Skeleton:
     """Build a rig for a triangle mesh.
 
     vertices (V,3), faces (F,3) int (polygons must be triangulated by the caller).
@@ -114,6 +114,11 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     recognised as one; info["roles"] gives each standard bone's role ("forearm.L").
     progress: optional callable(fraction: float, message: str); it may raise
     errors.Cancelled to stop the job.
+    markers: optional {landmark: (x, y, z)} in the caller's frame ("knee.L", "chin" ...:
+    rig.markers.NAMES): a humanoid's standard joints there, the rest derived around them
+    (docs/auto_skeleton.md#markers); info["landmarks"] gives every landmark's position
+    (caller's frame) for a humanoid, info["markers_ignored"] is True when markers were
+    given for a character not recognised as one.
     options: override DEFAULTS, or contraction options (wl0, max_iterations...).
     Raises InvalidMeshError on input that cannot be rigged (also a mesh holding several
     characters far apart: meshprep.check_one_character).
@@ -124,6 +129,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if not detail > 0:
         raise ValueError("detail must be positive")
     rig.presets.check(naming)
+    user_markers = rig.markers.check(markers)
     opt = {**DEFAULTS, **{k: v for k, v in options.items() if k in DEFAULTS}}
     contract_opt = {k: v for k, v in options.items() if k not in DEFAULTS}
     report = progress or (lambda fraction, message: None)
@@ -177,6 +183,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if human is None:            # no landmarks: a joint must bend or narrow
         heads, tails, parents, upright = _upright_bones(*joints(True), turn)
     turn = upright @ turn
+    if human is not None and user_markers:
+        human.markers = {k: (p - mesh.center) / mesh.scale @ turn.T for k, p in user_markers.items()}
     names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE)
     roles = digits = None
     if human is not None:
@@ -199,6 +207,11 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
             "humanoid": human is not None, "naming": naming if roles else "bonesmith"}
     if roles:
         info["roles"] = roles
+    if human is not None:
+        found = rig.markers.landmarks(rig.humanoid.standard_joints(human))
+        info["landmarks"] = {k: mesh.to_world(p @ turn).tolist() for k, p in found.items()}
+    elif user_markers:
+        info["markers_ignored"] = True
     up = rig.default_up(heads, tails)
     if roles or digits:          # digits face the back of the hand, in every naming
         up = rig.humanoid.finger_ups(heads, tails, roles or digits, up)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bonesmith.core.skeleton import extract_skeleton
-from bonesmith.core.rig import presets
+from bonesmith.core.rig import markers, presets
 
 from conftest import SAMPLE, humanoid_arrays, voxel_mesh
 
@@ -518,3 +518,49 @@ def test_the_head_joint_sits_at_the_skull_base_above_the_neck(sample, woman):
         size = float(np.linalg.norm(np.ptp(verts, axis=0)))
         for ours, theirs in roles:
             assert abs(sk.joints[n[ours]][2] - joints[theirs][2]) < 0.006 * size, (ours, sk.joints[n[ours]], joints[theirs])
+
+
+def test_a_knee_marker_places_the_knee_and_its_mirror_and_the_generic_rig_follows(sample):
+    """Markers (docs/auto_skeleton.md#markers): a knee moved by hand puts the shin's head
+    there, moves the other knee to its mirror image (the sample is symmetric), keeps the
+    other landmarks, and the generic rig bends there too; unknown markers are refused."""
+    V, F = sample["verts"], sample["faces"]
+    plain = extract_skeleton(V, F, naming="mixamo")
+    found = plain.info["landmarks"]
+    assert set(found) == set(markers.NAMES)
+    lift = np.array([0.0, 0.0, 0.08 * np.ptp(V[:, 2])])
+    knee = np.array(found["knee.L"]) + lift
+    sk = extract_skeleton(V, F, naming="mixamo", markers={"knee.L": knee})
+    n = named(sk)
+    assert np.allclose(sk.joints[n["mixamorig:LeftLeg"]], knee, atol=1e-9)
+    assert np.allclose(sk.joints[n["mixamorig:RightLeg"]], np.array(found["knee.R"]) + lift, atol=1e-6)
+    assert np.allclose(sk.tails[n["mixamorig:LeftUpLeg"]], knee, atol=1e-9)       # the thigh ends there
+    for name in ("elbow.L", "ankle.L", "hip.R", "chin"):
+        assert np.allclose(sk.info["landmarks"][name], found[name], atol=1e-9)
+    generic = extract_skeleton(V, F, markers={"knee.L": knee})
+    assert np.linalg.norm(generic.joints - knee, axis=1).min() < 1e-9
+    with pytest.raises(markers.MarkerError, match="Unknown marker 'kneee.L'"):
+        extract_skeleton(V, F, markers={"kneee.L": knee})
+
+
+def test_hip_and_chin_markers_move_the_pelvis_spine_and_neck(sample):
+    V, F = sample["verts"], sample["faces"]
+    plain = extract_skeleton(V, F, naming="mixamo")
+    found, n = plain.info["landmarks"], named(plain)
+    down = np.array([0.0, 0.0, -0.05 * np.ptp(V[:, 2])])
+    sk = extract_skeleton(V, F, naming="mixamo", markers={"hip.L": np.array(found["hip.L"]) + down,
+                                                         "hip.R": np.array(found["hip.R"]) + down,
+                                                         "chin": np.array(found["chin"]) + down})
+    hips, spine, chest = (sk.joints[n[f"mixamorig:{b}"]] for b in ("Hips", "Spine", "Spine2"))
+    old = {b: plain.joints[n[f"mixamorig:{b}"]] for b in ("Hips", "Spine", "Spine2", "Neck")}
+    assert hips[2] == pytest.approx(old["Hips"][2] + down[2])
+    assert old["Spine"][2] + down[2] < spine[2] < old["Spine"][2]        # spread: the lower, the more it moves
+    assert chest[2] - old["Spine2"][2] == pytest.approx(0.15 * down[2])
+    assert np.allclose(sk.joints[n["mixamorig:Head"]], np.array(found["chin"]) + down)
+    assert sk.joints[n["mixamorig:Neck"]][2] < old["Neck"][2]
+
+
+def test_markers_on_a_character_that_is_no_humanoid_are_reported_ignored():
+    V, F = quadruped_arrays()
+    sk = extract_skeleton(V, F, naming="mixamo", markers={"knee.L": (0.1, 0.0, 0.2)})
+    assert sk.info["markers_ignored"] and not sk.info["humanoid"] and "landmarks" not in sk.info

@@ -23,6 +23,7 @@ naming      bone_names: readable, mirror-friendly names.
 orientation upright_turn: up and front found from the limbs (lying, facing +Y ...).
 humanoid    recognise, standard_bones: two legs, two arms, a head -> the standard skeleton;
             snap_limbs, limb_bones: the generic rig's limb joints and limb names.
+markers     check, apply: humanoid landmarks placed by the user, the rest derived around them.
 fingers     find_fingers: a hand's thumb and fingers found on the mesh (standard skeleton).
 presets     names: Mixamo / Unreal / Unity / Rigify names of the standard roles.
 graph       adjacency sets, edge lists, connected components, length-weighted sparse
@@ -31,7 +32,7 @@ polyline    length, point_at, fraction_of on (k, 3) polylines (shared helpers).
 Every length here is in the normalised frame (longest bounding-box side = 1).
 core/skeleton.py runs them in this order (mirror_pairs last, with the placement).
 """
-from . import fingers, humanoid, presets
+from . import fingers, humanoid, markers, presets
 from .budget import bone_support, prune_unsupported, straighten_chains
 from .bones import default_up, shorten_end_bones, single_bone, to_bones
 from .chains import simplify_chains

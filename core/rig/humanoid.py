@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
-from . import fingers
+from . import fingers, markers
 from .bones import END_REACH
 from .graph import compact_parents, descendants, length_graph
 from .polyline import length as path_length
@@ -118,6 +118,7 @@ class Humanoid:
     faces: np.ndarray | None = None      # its welded faces (for the fingers)
     inside: object = None    # callable(points (n, 3)) -> (n,) bool: inside the mesh (upright frame)
     joints: dict | None = field(default=None, repr=False)   # standard_joints, once computed
+    markers: dict | None = None   # marker name -> point placed by the user (markers.py; upright frame)
 
 
 def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None,
@@ -305,6 +306,8 @@ def standard_joints(humanoid: Humanoid) -> dict:
             for role, p in zip(knees, _at_spine_depth([out[r] for r in knees], humanoid.vertices, humanoid.inside,
                                                       KNEE_DEPTH)):
                 out[role] = p
+    if humanoid.markers:
+        out = markers.apply(out, markers.with_mirrors(humanoid.markers, humanoid.symmetric))
     if humanoid.vertices is not None and humanoid.faces is not None:
         for side in (".L", ".R"):
             digits = fingers.find_fingers(humanoid.vertices, humanoid.faces, out["hand" + side],
@@ -413,6 +416,7 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
     landmarks.update({"shin" + side: landmarks["knee_centre" + side] for side in (".L", ".R")
                       if "knee_centre" + side in landmarks})
     moved = []
+    placed = markers.roles(markers.with_mirrors(humanoid.markers or {}, humanoid.symmetric))
     for role in SNAP_ROLES:
         if humanoid.hidden_legs and PATHS[role] == "leg":
             continue                     # a robe's legs: the hips and knees are guesses
@@ -426,7 +430,7 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
             d[(P < 0) | (H[:, 0] * np.sign(target[0]) < SIDE_SHARE * abs(target[0]))] = np.inf
             d[moved] = np.inf
             j = int(np.argmin(d))
-            if d[j] > SNAP_REACH * diagonal:
+            if d[j] > SNAP_REACH * diagonal and role + side not in placed:    # a marker is obeyed however far
                 continue
             T[np.linalg.norm(T - H[j], axis=1) < 1e-9 * diagonal] = target    # bones ending at it follow
             H[j] = target

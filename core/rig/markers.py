@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Markers: humanoid landmarks a user placed by hand (docs/auto_skeleton.md#markers).
+
+A marker names a landmark ("knee.L", "chin" ...) and gives its position; Auto Skeleton
+puts the standard joint of that landmark there and derives the rest again around it: the
+pelvis moved with the hip markers and the spine spread up from it, the neck below the chin,
+the fingers from the wrist, the generic rig's limb joints (snap_limbs) on them. On a
+mirror-symmetric character a marker whose partner on the other side is not given is
+mirrored, so moving one knee moves both. Positions are in the upright frame here
+(core/skeleton.py converts from and to the caller's frame).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import BonesmithError
+from .symmetry import MIRROR
+
+# marker -> the standard role whose joint (bone head) it places
+ROLES = {"chin": "head", "shoulder": "upper_arm", "elbow": "forearm", "wrist": "hand",
+         "hip": "thigh", "knee": "shin", "ankle": "foot"}
+SIDED = ("shoulder", "elbow", "wrist", "hip", "knee", "ankle")
+NAMES = ("chin",) + tuple(f"{m}{s}" for m in SIDED for s in (".L", ".R"))
+# the spine joints' fractions of the pelvis -> chest path (humanoid.LANDMARKS): a moved
+# pelvis moves each by (1 - fraction) of its move, the chest end stays
+SPINE = (("spine", 0.30), ("spine1", 0.60), ("spine2", 0.85))
+
+
+class MarkerError(BonesmithError):
+    """Markers that cannot place a humanoid's joints (unknown names, not numeric)."""
+
+
+def check(markers) -> dict:
+    """{name: (3,) float array} of a markers mapping; MarkerError on unknown names or
+    positions that are not three finite numbers."""
+    out = {}
+    for name, point in dict(markers or {}).items():
+        if name not in NAMES:
+            raise MarkerError(f"Unknown marker '{name}': use {', '.join(NAMES)}")
+        p = np.asarray(point, dtype=np.float64).reshape(-1)
+        if p.shape != (3,) or not np.isfinite(p).all():
+            raise MarkerError(f"Marker '{name}' needs three finite numbers, not {point!r}")
+        out[name] = p
+    return out
+
+
+def with_mirrors(markers: dict, symmetric: bool) -> dict:
+    """Markers (upright frame) with, on a symmetric character, each side marker's missing
+    partner mirrored in x = 0."""
+    out = dict(markers)
+    if symmetric:
+        for name, p in markers.items():
+            if name[-2:] in (".L", ".R"):
+                other = name[:-2] + (".R" if name.endswith(".L") else ".L")
+                out.setdefault(other, p * MIRROR)
+    return out
+
+
+def roles(markers: dict) -> set:
+    """The standard roles ("shin.L") that markers place."""
+    return {ROLES[_split(name)[0]] + _split(name)[1] for name in markers}
+
+
+def _split(name: str) -> tuple:
+    return (name[:-2], name[-2:]) if name[-2:] in (".L", ".R") else (name, "")
+
+
+def landmarks(joints: dict) -> dict:
+    """marker name -> the standard joint it stands for (what the UI shows)."""
+    out = {}
+    for name in NAMES:
+        base, side = _split(name)
+        if ROLES[base] + side in joints:
+            out[name] = np.asarray(joints[ROLES[base] + side], dtype=np.float64)
+    return out
+
+
+def apply(joints: dict, markers: dict) -> dict:
+    """Standard joints (humanoid.standard_joints' dict) with the markers' landmarks put at
+    the markers and the joints that hang on them derived again: the pelvis ("hips")
+    moved as the two hip markers moved on average, the spine spread from it, the neck at its share of the way
+    from the upper chest to a chin marker, the generic rig's knee ("knee_centre") on a
+    knee marker."""
+    out = dict(joints)
+    for name, p in markers.items():
+        base, side = _split(name)
+        out[ROLES[base] + side] = np.array(p, dtype=np.float64)
+        if base == "knee" and "knee_centre" + side in out:
+            out["knee_centre" + side] = np.array(p, dtype=np.float64)
+    if "hip.L" in markers and "hip.R" in markers:      # the pelvis moves as the sockets do, on its plane
+        move = (markers["hip.L"] + markers["hip.R"] - joints["thigh.L"] - joints["thigh.R"]) / 2
+        move[0] = 0.0
+        out["hips"] = joints["hips"] + move
+        for role, fraction in SPINE:
+            out[role] = joints[role] + (1 - fraction) * move
+    if "chin" in markers:
+        lower = np.linalg.norm(joints["neck"] - joints["spine2"])
+        share = lower / max(lower + np.linalg.norm(joints["head"] - joints["neck"]), 1e-12)
+        out["neck"] = out["spine2"] + share * (out["head"] - out["spine2"])
+    return out
