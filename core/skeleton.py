@@ -117,7 +117,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     markers: optional {landmark: (x, y, z)} in the caller's frame ("knee.L", "chin" ...:
     rig.markers.NAMES): a humanoid's standard joints there, the rest derived around them
     (docs/auto_skeleton.md#markers); info["landmarks"] gives every landmark's position
-    (caller's frame) for a humanoid, info["markers_ignored"] is True when markers were
+    (caller's frame) for a humanoid and info["landmark_cues"] what placed each ("bend",
+    "narrowing", "gap", "proportion", "marker"; docs/auto_skeleton.md#landmark-cues), info["markers_ignored"] is True when markers were
     given for a character not recognised as one.
     options: override DEFAULTS, or contraction options (wl0, max_iterations...).
     Raises InvalidMeshError on input that cannot be rigged (also a mesh holding several
@@ -210,6 +211,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if human is not None:
         found = rig.markers.landmarks(rig.humanoid.standard_joints(human))
         info["landmarks"] = {k: mesh.to_world(p @ turn).tolist() for k, p in found.items()}
+        info["landmark_cues"] = rig.markers.cues(human)
     elif user_markers:
         info["markers_ignored"] = True
     up = rig.default_up(heads, tails)

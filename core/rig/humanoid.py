@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
-from . import fingers, markers
+from . import fingers, landmark_cues, markers
+from ..mesh import vertex_components
 from .bones import END_REACH
 from .graph import compact_parents, descendants, length_graph
 from .polyline import length as path_length
@@ -119,6 +120,7 @@ class Humanoid:
     inside: object = None    # callable(points (n, 3)) -> (n,) bool: inside the mesh (upright frame)
     joints: dict | None = field(default=None, repr=False)   # standard_joints, once computed
     markers: dict | None = None   # marker name -> point placed by the user (markers.py; upright frame)
+    cues: dict = field(default_factory=dict)   # role -> the cue that placed its joint (landmark_cues.py)
 
 
 def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None,
@@ -289,8 +291,11 @@ def standard_joints(humanoid: Humanoid) -> dict:
         for side in ((".L", ".R") if path in ("arm", "leg") else ("",)):
             out[role + side] = point_at(humanoid.paths[path + side], fraction)
     if humanoid.vertices is not None:
-        out["neck"], out["head"] = _neck_and_skull_base(humanoid.paths["head"], humanoid.vertices)
+        out["neck"], out["head"], humanoid.cues["head"] = _neck_and_skull_base(humanoid.paths["head"], humanoid.vertices)
+    if humanoid.vertices is not None and humanoid.faces is not None:
+        _middle_joints(out, humanoid)
     for side in (".L", ".R"):
+        humanoid.cues["thigh" + side] = "proportion" if humanoid.hidden_legs else "leg axis"
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
         out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
         if not humanoid.hidden_legs:
@@ -319,11 +324,25 @@ def standard_joints(humanoid: Humanoid) -> dict:
     return dict(out)
 
 
+def _middle_joints(out, humanoid):
+    """Knees and elbows by the strongest cue the limb shows (landmark_cues.middle_joint);
+    humanoid.cues records which one placed each."""
+    fraction = {role: f for role, _, f in LANDMARKS}
+    _, parts = vertex_components(len(humanoid.vertices), humanoid.faces)
+    for role, limb in (("shin", "leg"), ("forearm", "arm")):
+        if limb == "leg" and humanoid.hidden_legs:
+            continue
+        for side in (".L", ".R"):
+            out[role + side], humanoid.cues[role + side] = landmark_cues.middle_joint(
+                humanoid.vertices, humanoid.faces, parts, humanoid.paths[limb + side], limb, fraction[role])
+
+
 def _neck_and_skull_base(path, V):
-    """(neck, head) joints on the chest -> head tip path: the head SKULL_ABOVE_NECK of the
+    """(neck, head, cue) joints on the chest -> head tip path: the head SKULL_ABOVE_NECK of the
     height above the neck's narrowest cross-section (the vertices' sideways extent in a
     thin horizontal slab around the path) below a wider head, the neck at the LANDMARKS
-    ratio of the head's distance along the path; at the LANDMARKS fractions without one."""
+    ratio of the head's distance along the path; at the LANDMARKS fractions without one
+    (cue "narrowing" or "proportion")."""
     fraction = dict((role, f) for role, _, f in LANDMARKS)
     height = float(np.ptp(V[:, 2]))
     length = path_length(path)
@@ -341,9 +360,9 @@ def _neck_and_skull_base(path, V):
     neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths), widths, np.inf)
     at = fractions[int(np.argmin(neck))] if np.isfinite(neck).any() else None
     if at is None or length <= 0:
-        return point_at(path, fraction["neck"]), point_at(path, fraction["head"])
+        return point_at(path, fraction["neck"]), point_at(path, fraction["head"]), "proportion"
     head = min(at + SKULL_ABOVE_NECK * height / length, 0.95)
-    return point_at(path, head * fraction["neck"] / fraction["head"]), point_at(path, head)
+    return point_at(path, head * fraction["neck"] / fraction["head"]), point_at(path, head), "narrowing"
 
 
 def _on_thigh_axis(hip, knee, thigh):

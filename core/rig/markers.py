@@ -65,6 +65,18 @@ def _split(name: str) -> tuple:
     return (name[:-2], name[-2:]) if name[-2:] in (".L", ".R") else (name, "")
 
 
+def cues(humanoid) -> dict:
+    """marker name -> what placed that landmark: "marker", a cue of landmark_cues
+    (knees, elbows), "neck" (the chin: above the neck's narrowest section), else
+    "proportion"."""
+    placed = with_mirrors(humanoid.markers or {}, humanoid.symmetric)
+    out = {}
+    for name in NAMES:
+        base, side = _split(name)
+        out[name] = ("marker" if name in placed else humanoid.cues.get(ROLES[base] + side, "proportion"))
+    return out
+
+
 def landmarks(joints: dict) -> dict:
     """marker name -> the standard joint it stands for (what the UI shows)."""
     out = {}

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A limb's middle joint (knee, elbow) from what the body shows
+(docs/auto_skeleton.md#landmark-cues), each by the strongest cue it has:
+
+1. a bend: the section centres above and below the joint lie on two lines that meet at
+   an angle (a knee or an elbow bent in the rest pose);
+2. a gap: in a segmented body (one separate part per segment) the section moves from
+   one mesh part to the next there, the two parts meeting end to end;
+3. else a proportion of the limb's path (the artists' median).
+The narrowing of the section between thigh and calf was measured and left out: on the
+low-poly game characters' limbs, which taper evenly, the thinnest section is no joint
+(docs/auto_skeleton.md#landmark-cues).
+
+Fractions are of the limb's centre path (humanoid.py: hip socket -> toe tip, chest ->
+hand tip); the joint is searched within a window around the proportion.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import sections
+from .polyline import point_at
+
+STEP = 0.02               # sections this share of the path apart
+BEND_DEGREES = 25.0       # the two segments' lines meet at least this angle: a bend
+OVERLAP = 0.1             # two limb parts meeting end to end overlap at most this share of the limb's length
+# limb -> (window searched for the joint, the range of the path the segments' lines are fitted on)
+LIMBS = {"leg": ((0.22, 0.55), (0.10, 0.68)), "arm": ((0.32, 0.64), (0.22, 0.70))}
+
+
+def middle_joint(V, F, parts, path, limb: str, proportion: float):
+    """(point (3,), cue name) of a limb's middle joint: "bend", "gap" or "proportion"
+    (see the module)."""
+    (lo, hi), (start, end) = LIMBS[limb]
+    fractions = np.arange(start, end + 1e-9, STEP)
+    found = sections.along(V, F, parts, path, fractions)
+    centres = np.array([s.centre for s in found])
+    radii = np.array([s.radius for s in found])
+    part = np.array([s.part for s in found])
+    window = (fractions >= lo) & (fractions <= hi)
+    for cue, pick in (("bend", _bend), ("gap", _gap)):
+        point = pick(fractions, centres, radii, part, window, proportion, V, parts)
+        if point is not None:
+            return point, cue
+    return point_at(path, proportion), "proportion"
+
+
+def _bend(fractions, centres, radii, part, window, proportion, V, parts):
+    """The split in the window where two lines fit the centres best, if they meet at
+    BEND_DEGREES or more: the point between the two lines there."""
+    ok = np.isfinite(radii)
+    ok &= radii < 2 * np.nanmedian(radii)          # a section through the torso or the hand is no limb's
+    fits = []
+    for k in np.flatnonzero(window & ok):
+        upper, lower = centres[: k + 1][ok[: k + 1]], centres[k:][ok[k:]]
+        if len(upper) >= 3 and len(lower) >= 3:
+            (_, da, ea), (_, db, eb) = _line(upper), _line(lower)
+            fits.append((ea + eb, k, da, db))
+    if len(fits) < 3:
+        return None
+    best = min(range(len(fits)), key=lambda i: fits[i][0])
+    if best in (0, len(fits) - 1):            # the fit improves on out of the window: a curve, no joint
+        return None
+    _, k, da, db = fits[best]
+    if da @ db < 0:
+        db = -db
+    angle = np.degrees(np.arccos(np.clip(da @ db, -1.0, 1.0)))
+    return centres[k] if angle >= BEND_DEGREES else None
+
+
+def _line(points):
+    """(centroid, unit direction, sum of squared distances) of the best line."""
+    c = points.mean(axis=0)
+    _, s, vt = np.linalg.svd(points - c, full_matrices=False)
+    return c, vt[0], float((s[1:] ** 2).sum())
+
+
+def _gap(fractions, centres, radii, part, window, proportion, V, parts):
+    """Where the sections move from one mesh part to another within the window (the one
+    nearest the proportion when several) and the two parts meet there end to end (a
+    sleeve or a trouser leg over a modelled limb overlaps it: no joint): midway between
+    the two sections."""
+    found = np.flatnonzero(part >= 0)            # the gap itself may cut nothing
+    changes = [(k, j) for k, j in zip(found[:-1], found[1:])
+               if part[k] != part[j] and (window[k] or window[j]) and _end_to_end(V, parts, centres, part, k, j)]
+    if not changes:
+        return None
+    k, j = min(changes, key=lambda kj: abs((fractions[kj[0]] + fractions[kj[1]]) / 2 - proportion))
+    return (centres[k] + centres[j]) / 2
+
+
+def _end_to_end(V, parts, centres, part, k, j) -> bool:
+    """Whether the part of section k ends and the part of section j begins within OVERLAP
+    of the limb's length of the change, along the limb, each on one side of the plane of
+    symmetry (trousers around both legs, a body: no limb segments)."""
+    axis = centres[-1] - centres[0]
+    length = max(np.linalg.norm(axis), 1e-12)
+    axis = axis / length
+    at = (centres[k] + centres[j]) / 2 @ axis
+    pieces = V[parts == part[k]], V[parts == part[j]]
+    if any(np.ptp(np.sign(p[:, 0])) > 1 for p in pieces):
+        return False
+    upper, lower = pieces[0] @ axis, pieces[1] @ axis
+    return bool(upper.max() < at + OVERLAP * length and lower.min() > at - OVERLAP * length)

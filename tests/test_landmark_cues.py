@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Knees and elbows from what the limb shows (docs/auto_skeleton.md#landmark-cues), on
+generated tubes: a bent limb, a segmented one (two separate parts end to end), a straight
+one, and a trouser leg over a modelled leg (no joint at its hem)."""
+import numpy as np
+import pytest
+
+from bonesmith.core.mesh import vertex_components
+from bonesmith.core.rig import landmark_cues, sections
+
+
+def tube(points, radius=0.04, sides=12):
+    """A closed tube (V, F) around the polyline `points` (k, 3), capped at both ends."""
+    points = np.asarray(points, dtype=np.float64)
+    rings = []
+    for k, p in enumerate(points):
+        d = points[min(k + 1, len(points) - 1)] - points[max(k - 1, 0)]
+        d /= np.linalg.norm(d)
+        u = np.cross(d, [1.0, 0.0, 0.0] if abs(d[0]) < 0.9 else [0.0, 1.0, 0.0])
+        u /= np.linalg.norm(u)
+        v = np.cross(d, u)
+        a = np.linspace(0, 2 * np.pi, sides, endpoint=False)
+        rings.append(p + radius * (np.cos(a)[:, None] * u + np.sin(a)[:, None] * v))
+    V = np.vstack(rings + [points[:1], points[-1:]])
+    n, F = len(points), []
+    for k in range(n - 1):
+        for s in range(sides):
+            a, b = k * sides + s, k * sides + (s + 1) % sides
+            F += [(a, b, b + sides), (a, b + sides, a + sides)]
+    first, last = n * sides, n * sides + 1
+    for s in range(sides):
+        F += [(first, (s + 1) % sides, s), (last, (n - 1) * sides + s, (n - 1) * sides + (s + 1) % sides)]
+    return V, np.array(F)
+
+
+def joined(*meshes):
+    Vs, Fs, offset = [], [], 0
+    for V, F in meshes:
+        Vs.append(V)
+        Fs.append(F + offset)
+        offset += len(V)
+    return np.vstack(Vs), np.vstack(Fs)
+
+
+def line(a, b, n=20):
+    return np.linspace(a, b, n)
+
+
+def cue(V, F, path, limb="leg", proportion=0.37):
+    _, parts = vertex_components(len(V), F)
+    return landmark_cues.middle_joint(V, F, parts, np.asarray(path, dtype=np.float64), limb, proportion)
+
+
+KNEE = np.array([0.5, 0.0, 0.55])       # a leg from the hip (top) down to the toe tip
+
+
+def test_a_bent_leg_bends_at_its_knee():
+    hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, -0.25, 0.12])
+    path = np.vstack([line(hip, KNEE), line(KNEE, ankle)[1:]])
+    point, how = cue(*tube(path), path)
+    assert how == "bend"
+    assert np.linalg.norm(point - KNEE) < 0.04
+
+
+def test_a_segmented_leg_bends_at_the_gap_between_its_parts():
+    hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
+    gap = 0.01
+    thigh = tube(line(hip, KNEE + [0, 0, gap]))
+    shin = tube(line(KNEE - [0, 0, gap], ankle), radius=0.035)
+    point, how = cue(*joined(thigh, shin), line(hip, ankle, 40))
+    assert how == "gap"
+    assert np.linalg.norm(point - KNEE) < 0.03
+
+
+def test_a_straight_even_leg_keeps_the_proportion():
+    hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
+    path = line(hip, ankle, 40)
+    point, how = cue(*tube(path), path)
+    assert how == "proportion"
+    assert np.allclose(point, hip + 0.37 * (ankle - hip))
+
+
+def test_a_trouser_hem_over_a_modelled_leg_is_no_joint():
+    """Trousers (one part around both legs, down to mid-thigh) over a leg that goes on
+    inside them: the section changes part at the hem, but the parts overlap."""
+    hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
+    leg = tube(line(hip, ankle, 40))
+    hem = np.array([0.5, 0.0, 0.7])
+    trousers = joined(tube(line(hip + [0, 0, 0.05], hem), radius=0.06),
+                      tube(line(hip * [-1, 1, 1] + [0, 0, 0.05], hem * [-1, 1, 1]), radius=0.06),
+                      tube(line([-0.55, 0, 1.02], [0.55, 0, 1.02]), radius=0.06))
+    V, F = joined(leg, trousers)
+    point, how = cue(V, F, line(hip, ankle, 40))
+    assert how == "proportion"
+
+
+def test_a_section_measures_the_tube_around_the_path():
+    path = line([0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
+    V, F = tube(path, radius=0.05, sides=24)
+    _, parts = vertex_components(len(V), F)
+    (s,) = sections.along(V, F, parts, path, [0.5])
+    assert s.radius == pytest.approx(0.05, rel=0.02)
+    assert np.allclose(s.centre, [0.0, 0.0, 0.5], atol=1e-3)
+    assert s.part == 0
