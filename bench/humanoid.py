@@ -61,6 +61,8 @@ LANDMARK_NAMES = {
 LABELS = {"upper_arm": "shoulder", "forearm": "elbow", "hand": "wrist", "thigh": "hip",
           "shin": "knee", "foot": "ankle", "head": "head", "neck": "neck", "toe": "ball"}
 SCORED = ("upper_arm", "forearm", "hand", "thigh", "shin", "foot", "head")
+CORE = ("forearm", "hand", "shin", "foot", "head")     # the landmarks (hips, shoulders apart)
+FAR = 4.0      # % of the diagonal: a landmark this far off is a miss
 
 
 def artist_landmarks(names, joints) -> dict:
@@ -143,6 +145,7 @@ def run(path: Path) -> dict:
         return out
     out["humanoid"] = bool(sk.info["humanoid"])
     out["facing"] = sk.facing_text
+    out["cues"] = sk.info.get("landmark_cues", {})
     if out["humanoid"]:
         mine = {role: sk.joints[k] for k, role in enumerate(sk.info["roles"])}
         theirs = artist_landmarks(rec["joint_names"], rec["joints"])
@@ -297,7 +300,7 @@ def _signed_fraction(line, point) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DATA_DEFAULT)
-    ap.add_argument("--only", default="quat_,mpfb_,zad_")
+    ap.add_argument("--only", default="quat_,mpfb_,zad_,quatU_,kenney_,m2m_,gdq_,ojg_")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--calibrate-fingers", action="store_true")
@@ -380,6 +383,16 @@ def report(results, cats) -> str:
                               for k in ("shoulder", "elbow", "wrist", "hip", "knee", "ankle", "head")]
                            + [f"{hands[0]} / {hands[1]}", str(hands[2]),
                               f"{np.mean(fingers):.2f}" if fingers else "–"])
+    far = [r for r in results if cats[r["record"]] == "humanoid" and r["errors"]
+           and max((e for role, e in r["errors"].items() if role.split(".")[0] in CORE), default=0.0) > FAR]
+    cue_rows = []
+    for marker in ("elbow", "knee", "chin", "hip"):
+        counts = {}
+        for r in results:
+            for name, cue in r.get("cues", {}).items():
+                if name.split(".")[0] == marker:
+                    counts[cue] = counts.get(cue, 0) + 1
+        cue_rows.append([marker, ", ".join(f"{cue} {n}" for cue, n in sorted(counts.items()))])
     wrong = [r["record"] for r in results if r["humanoid"] and cats[r["record"]] != "humanoid"]
     swapped = [r["record"] for r in results if r.get("sides_swapped")]
     missed = [r["record"] for r in results if not r["humanoid"] and cats[r["record"]] == "humanoid"]
@@ -391,6 +404,10 @@ def report(results, cats) -> str:
             + markdown_table(["source", "characters", "mean", "shoulder", "elbow", "wrist", "hip",
                               "knee", "ankle", "head", "fingers found / artist's five-finger hands",
                               "fingers on other hands", "finger joints"], lm_rows)
+            + "\n\nWhat placed each landmark (sides counted apart; wrists, ankles: proportion)\n\n"
+            + markdown_table(["landmark", "cues"], cue_rows)
+            + f"\n\nhumans with an elbow, wrist, knee, ankle or head more than {FAR:g} % off: {len(far)} "
+              f"({', '.join(sorted(r['record'] for r in far))})"
             + f"\n\ncalled humanoid, labelled otherwise: {', '.join(wrong) or 'none'}\n"
             + f"missed: {', '.join(missed) or 'none'}\n"
             + f"refused (an error): {', '.join(r['record'] + ' (' + r['error'] + ')' for r in results if 'error' in r) or 'none'}\n"
