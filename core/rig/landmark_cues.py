@@ -3,7 +3,8 @@
 (docs/auto_skeleton.md#landmark-cues), each by the strongest cue it has:
 
 1. a bend: the section centres above and below the joint lie on two lines that meet at
-   an angle (a knee or an elbow bent in the rest pose);
+   an angle, and fit them far better split there than anywhere near the window's ends
+   (a knee or an elbow bent in the rest pose, not a curve);
 2. a gap: in a segmented body (one separate part per segment) the section moves from
    one mesh part to the next there, the two parts meeting end to end;
 3. else a proportion of the limb's path (the artists' median).
@@ -23,6 +24,7 @@ from .polyline import point_at
 
 STEP = 0.02               # sections this share of the path apart
 BEND_DEGREES = 25.0       # the two segments' lines meet at least this angle: a bend
+KINK = 0.25               # ... and fit at most this share as badly split there as split at the window's ends
 OVERLAP = 0.1             # two limb parts meeting end to end overlap at most this share of the limb's length
 # limb -> (window searched for the joint, the range of the path the segments' lines are fitted on)
 LIMBS = {"leg": ((0.22, 0.55), (0.10, 0.68)), "arm": ((0.32, 0.64), (0.22, 0.70))}
@@ -59,7 +61,9 @@ def _bend(fractions, centres, radii, part, window, proportion, V, parts):
     if len(fits) < 3:
         return None
     best = min(range(len(fits)), key=lambda i: fits[i][0])
-    if best in (0, len(fits) - 1):            # the fit improves on out of the window: a curve, no joint
+    # a kink: two lines fit far better split there than at the window's ends (a curve,
+    # a thigh converging to the knee or a bulky sleeve fits about as well anywhere)
+    if fits[best][0] > KINK * min(fits[0][0], fits[-1][0]):
         return None
     _, k, da, db = fits[best]
     if da @ db < 0:
