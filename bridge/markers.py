@@ -164,6 +164,21 @@ def moved_markers(armature, settings: dict) -> dict:
     return moved
 
 
+def keep_moved(armature) -> list:
+    """Remember the markers moved since the last rebuild (before they are removed), so
+    that the next Rebuild still puts the joints there; returns their names."""
+    settings = rig_settings(armature)
+    if settings is None:
+        return []
+    moved = moved_markers(armature, settings)
+    tolerance = MOVED_TOLERANCE * settings["size"]
+    pending = [name for name, p in moved.items() if name not in settings["landmarks"]
+               or np.linalg.norm(p - settings["landmarks"][name]) > tolerance]
+    settings["moved"] = {name: p.tolist() for name, p in moved.items()}
+    write_settings(armature, settings)
+    return pending
+
+
 def after_rebuild(armature, skeleton, world_to_local, moved: dict) -> list:
     """Store the rebuilt `skeleton`'s landmarks and the `moved` markers on `armature`, and
     put the markers that were not moved on the new landmarks. Returns the names of those

@@ -75,8 +75,12 @@ class BONESMITH_OT_hide_joints(BonesmithOperator, bpy.types.Operator):
         return armature.name
 
     def apply(self, context, name, result):
-        removed = bridge_markers.remove_markers(bpy.data.objects[name])
-        self.report({'INFO'}, f"Done: {removed} markers of '{name}' removed")
+        armature = bpy.data.objects[name]
+        pending = bridge_markers.keep_moved(armature)
+        removed = bridge_markers.remove_markers(armature)
+        self.report({'INFO'}, f"Done: {removed} markers of '{name}' removed"
+                              + (f"; moved, not rebuilt yet: {', '.join(pending)} (Rebuild applies them)"
+                                 if pending else ""))
         return {'FINISHED'}
 
 
