@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-import test_humanoid as humanoid_tests   # a module, so its tests are not collected twice
+import test_humanoid as humanoid_tests   # modules, so their tests are not collected twice
+import test_panel as panel_tests
 from conftest import operator_stand_in, sample_arrays, select
 
 LIFT = 0.08   # the knee marker is moved up by this share of the character's height
@@ -56,12 +57,37 @@ def move_knee(armature):
     return markers, position(markers["knee.L"])     # as Blender stores it (float32)
 
 
-def test_adjust_joints_shows_the_landmarks_as_markers(make_mesh):
+def joint_buttons(ext_module):
+    """What the sidebar's joints row draws now: operator names and labels (test_panel's
+    recording layout; the icons are checked against Blender's list)."""
+    import bpy
+    record = []
+    icons = bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items.keys()
+    layout = panel_tests._Layout(record)
+    drawn = []
+
+    def operator(idname, icon='NONE', **kw):
+        assert icon in icons, icon
+        drawn.append(idname)
+        return panel_tests._Layout.operator(layout, idname)
+
+    def label(text="", icon='NONE'):
+        assert icon in icons, icon
+        drawn.append(text)
+    layout.operator, layout.label = operator, label
+    layout.row = lambda **kw: layout
+    ext_module("panels").draw_joints(layout, bpy.context)
+    return drawn
+
+
+def test_adjust_joints_shows_the_landmarks_as_markers(make_mesh, ext_module):
     """One sphere Empty per landmark, named BS_<landmark>, parented to the armature, about
     2 % of the height, each on its joint (knee.L on the shin's head...)."""
     _, armature = rigged_sample(make_mesh)
     import bpy
+    assert joint_buttons(ext_module) == ["bonesmith.adjust_joints"]
     assert bpy.ops.bonesmith.adjust_joints() == {'FINISHED'}
+    assert joint_buttons(ext_module) == ["bonesmith.rebuild_joints", "bonesmith.hide_joints"]
     markers = marker_objects()
     assert set(markers) == {"chin", *(f"{m}.{s}" for m in ("shoulder", "elbow", "wrist", "hip", "knee", "ankle")
                                       for s in "LR")}
@@ -74,7 +100,6 @@ def test_adjust_joints_shows_the_landmarks_as_markers(make_mesh):
         assert obj.name == f"BS_{name}" and obj.parent == armature and obj.type == 'EMPTY'
         assert obj.empty_display_type == 'SPHERE'
         assert 0.015 * height() < obj.empty_display_size < 0.025 * height()
-    # the sidebar now offers Rebuild and Done instead of Adjust Joints
     assert bpy.ops.bonesmith.adjust_joints() == {'FINISHED'}     # again: no second set
     assert len(marker_objects()) == 13
 
@@ -191,12 +216,13 @@ def test_rebuild_after_auto_rig_weights_the_mesh_again(make_mesh, core, ext_modu
     np.testing.assert_allclose(new, expected[:, order], atol=1e-5)
 
 
-def test_a_character_that_is_no_humanoid_gets_a_clear_message_and_no_markers(make_mesh, scene_state):
+def test_a_character_that_is_no_humanoid_gets_a_clear_message_and_no_markers(make_mesh, scene_state, ext_module):
     """A four-legged animal is no humanoid: Adjust Joints says markers need one and adds
     nothing, from the armature or from its mesh."""
     import bpy
     obj = make_mesh("creature", *humanoid_tests.quadruped_arrays())
     assert bpy.ops.bonesmith.auto_skeleton(naming='mixamo') == {'FINISHED'}
+    assert joint_buttons(ext_module) == ["Adjust Joints: markers need a humanoid"]
     before = scene_state()
     with pytest.raises(RuntimeError, match="Markers need a humanoid: 'creature_Armature' was not recognised"):
         bpy.ops.bonesmith.adjust_joints()
@@ -208,11 +234,13 @@ def test_a_character_that_is_no_humanoid_gets_a_clear_message_and_no_markers(mak
         bpy.ops.bonesmith.adjust_joints()
 
 
-def test_an_armature_auto_skeleton_did_not_build_is_refused(make_mesh, humanoid, bridge, humanoid_skeleton):
+def test_an_armature_auto_skeleton_did_not_build_is_refused(make_mesh, humanoid, bridge, humanoid_skeleton,
+                                                            ext_module):
     import bpy
     make_mesh("body", *humanoid)
     armature = bridge.armature.skeleton_to_armature(humanoid_skeleton())
     select([armature], armature)
+    assert joint_buttons(ext_module) == []       # no joints row
     with pytest.raises(RuntimeError, match="Select an armature that Auto Skeleton or Auto Rig built"):
         bpy.ops.bonesmith.adjust_joints()
 
