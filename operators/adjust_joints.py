@@ -106,6 +106,8 @@ class RebuildInput:
 def read_input(context) -> RebuildInput:
     to_object_mode(context)
     armature, settings = target(context)
+    if not armature.visible_get():          # its bones are rebuilt in Edit Mode
+        raise BonesmithError(f"'{armature.name}' is hidden: show it, then Rebuild")
     context.view_layer.update()            # markers dragged by a script: their matrices now
     meshes = bridge_markers.rig_meshes(armature, settings)
     if not meshes:
