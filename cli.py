@@ -96,7 +96,8 @@ def _rig(meshes, detail: float, naming: str = "bonesmith", markers=None):
               file=sys.stderr)
     seconds = time.perf_counter() - started
     armature = bridge_armature.build_rig(skeleton, meshes)
-    bridge_markers.remember_build(armature, skeleton, [obj.name for obj in meshes], detail=detail, naming=naming)
+    bridge_markers.remember_build(armature, skeleton, [obj.name for obj in meshes], detail=detail, naming=naming,
+                                  markers=markers)
     return skeleton, armature, seconds, len(mesh_set.vertices)
 
 

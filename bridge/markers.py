@@ -31,16 +31,20 @@ MOVED_TOLERANCE = 1e-3
 
 # -- what the armature remembers -------------------------------------------------------------
 
-def remember_build(armature, skeleton, mesh_names, *, detail: float, naming: str,
+def remember_build(armature, skeleton, mesh_names, *, detail: float, naming: str, markers=None,
                    skinned: bool = False, max_influences: int = 4) -> None:
-    """Store on `armature` how Auto Skeleton built it from `skeleton` (world space)."""
+    """Store on `armature` how Auto Skeleton built it from `skeleton` (world space), with
+    the `markers` it was given ({name: world point}: they count as moved)."""
     to_local = np.linalg.inv(matrix_to_numpy(armature.matrix_world))
     landmarks = skeleton.info.get("landmarks", {})
     local = transform_points(to_local, np.array(list(landmarks.values()), dtype=np.float64))
     ends = transform_points(to_local, np.vstack([skeleton.joints, skeleton.tails]))
+    markers = markers if landmarks else {}     # a character that is no humanoid ignored them
+    moved = transform_points(to_local, np.array(list((markers or {}).values()), dtype=np.float64))
     write_settings(armature, {
         "naming": naming, "detail": float(detail), "meshes": list(mesh_names),
-        "landmarks": {name: p.tolist() for name, p in zip(landmarks, local)}, "moved": {},
+        "landmarks": {name: p.tolist() for name, p in zip(landmarks, local)},
+        "moved": {name: p.tolist() for name, p in zip(markers or {}, moved)},
         "size": float(np.ptp(ends, axis=0).max()) if len(ends) else 1.0,
         "skinned": bool(skinned), "max_influences": int(max_influences),
     })

@@ -145,6 +145,35 @@ def test_rebuild_moves_the_knee_to_its_marker_and_the_mirrored_knee_follows(make
     assert np.allclose(position(markers["ankle.L"]), again["mixamorig:LeftFoot"], atol=1e-5 * h)
 
 
+def test_markers_live_in_the_armatures_frame(make_mesh):
+    """A mesh with an unapplied rotation and scale, and the whole rig moved after Adjust
+    Joints: the markers sit on the joints and move with the rig, are about 2 % of the
+    height in the world, and Rebuild puts the shin's head on the dragged marker."""
+    import bpy
+    obj = make_mesh("body", *sample_arrays(), location=(0.5, -1.0, 0.2), rotation=(0.0, 0.0, np.pi / 2),
+                    scale=(0.5, 0.5, 0.5))
+    assert bpy.ops.bonesmith.auto_skeleton(naming='mixamo') == {'FINISHED'}
+    armature = obj.parent
+    h = 0.5 * height()
+    assert bpy.ops.bonesmith.adjust_joints() == {'FINISHED'}
+    markers = marker_objects()
+    knee = markers["knee.L"]
+    assert np.allclose(position(knee), heads(armature)["mixamorig:LeftLeg"], atol=1e-5 * h)
+    assert 0.015 * h < knee.empty_display_size * knee.matrix_world.to_scale()[0] < 0.025 * h
+    armature.location.x += 2.0              # the whole rig moved: the markers come along
+    bpy.context.view_layer.update()
+    assert np.allclose(position(knee), heads(armature)["mixamorig:LeftLeg"], atol=1e-5 * h)
+    before = heads(armature)
+    target = position(knee) + [0.0, 0.0, LIFT * h]
+    knee.matrix_world.translation.z += LIFT * h
+    bpy.context.view_layer.update()
+    assert bpy.ops.bonesmith.rebuild_joints() == {'FINISHED'}
+    after = heads(armature)
+    assert np.allclose(after["mixamorig:LeftLeg"], target, atol=1e-5 * h)
+    assert np.allclose(after["mixamorig:RightLeg"], before["mixamorig:RightLeg"] + [0, 0, LIFT * h], atol=1e-5 * h)
+    assert np.allclose(position(markers["knee.R"]), after["mixamorig:RightLeg"], atol=1e-5 * h)
+
+
 def test_rebuild_report_names_the_moved_and_the_following_markers(make_mesh, ext_module):
     import bpy
     module = ext_module("operators.adjust_joints")
@@ -265,6 +294,40 @@ def test_cli_markers_give_the_rig_of_rebuild(make_mesh, cli_with_bpy, sample_pat
     for name, joint in zip(skeleton["names"], np.array(skeleton["joints"])):
         assert np.allclose(joint, rebuilt[name], atol=1e-5 * height()), name
     assert np.allclose(rebuilt["mixamorig:LeftLeg"], knee, atol=1e-5 * height())
+
+
+def test_a_rig_the_cli_made_with_markers_can_be_adjusted_in_blender(cli_with_bpy, sample_path, tmp_path, bridge,
+                                                                   scene):
+    """`skin --auto-skeleton --markers` (Auto Rig) writes a .blend whose armature has its
+    shin at the marker and remembers both the marker (moved for good) and the skinning:
+    Adjust Joints shows the knee marker there, Rebuild keeps it and weights again."""
+    import bpy
+    V, _ = sample_arrays()
+    h = height()
+    knee = np.array([0.3, -0.08, 0.35 * h])      # a knee lower than the one found (about 0.27 h up)
+    path = tmp_path / "knee.json"
+    path.write_text(json.dumps({"knee.L": knee.tolist()}))
+    out = tmp_path / "rigged.blend"
+    result = cli_with_bpy("skin", sample_path, "--auto-skeleton", "--naming", "mixamo", "--markers", path,
+                          "--out", out)
+    assert result.returncode == 0, result.stderr
+    (mesh,) = bridge.files.import_file(out)
+    armature = mesh.parent
+    assert np.allclose(heads(armature)["mixamorig:LeftLeg"], knee, atol=1e-5 * h)
+    remembered = json.loads(armature["bonesmith_rig"])
+    assert remembered["skinned"] and remembered["naming"] == "mixamo"
+    assert np.allclose(remembered["moved"]["knee.L"], knee, atol=1e-6 * h)
+    select([armature], armature)
+    assert bpy.ops.bonesmith.adjust_joints() == {'FINISHED'}
+    assert np.allclose(position(marker_objects()["knee.L"]), knee, atol=1e-5 * h)
+    group = mesh.vertex_groups["mixamorig:LeftLeg"].index
+    old = [g.weight for v in mesh.data.vertices for g in v.groups if g.group == group]
+    marker_objects()["ankle.L"].location.z += 0.02 * h
+    bpy.context.view_layer.update()
+    assert bpy.ops.bonesmith.rebuild_joints() == {'FINISHED'}
+    assert np.allclose(heads(armature)["mixamorig:LeftLeg"], knee, atol=1e-5 * h)
+    new = [g.weight for v in mesh.data.vertices for g in v.groups if g.group == group]
+    assert old != new           # the ankle moved: the shin's weights were computed again
 
 
 @pytest.mark.parametrize("content, message", [
