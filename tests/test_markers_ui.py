@@ -102,6 +102,8 @@ def test_adjust_joints_shows_the_landmarks_as_markers(make_mesh, ext_module):
         assert 0.015 * height() < obj.empty_display_size < 0.025 * height()
     assert bpy.ops.bonesmith.adjust_joints() == {'FINISHED'}     # again: no second set
     assert len(marker_objects()) == 13
+    for cls in ext_module("operators.adjust_joints").classes:        # each one undoable
+        assert cls.bl_idname.startswith("bonesmith.") and {'REGISTER', 'UNDO'} <= set(cls.bl_options)
 
 
 def test_rebuild_moves_the_knee_to_its_marker_and_the_mirrored_knee_follows(make_mesh, ext_module):
