@@ -70,6 +70,10 @@ def add_parser(commands) -> None:
     from .core.rig.presets import PRESETS
     batch.add_argument("--naming", choices=PRESETS, default="bonesmith",
                        help="bone names, as `skin --naming` (humanoids get the standard skeleton)")
+    batch.add_argument("--markers", metavar="FILE.json", type=Path, default=None,
+                       help="one markers file for every character (as `skin --markers`): for a batch "
+                            "of characters that share their joints and frame, e.g. variants of one "
+                            "body; rig characters that differ one by one")
     batch.set_defaults(run=cmd_batch)
 
 
@@ -207,16 +211,19 @@ def child_env(threads: int) -> dict:
     return env
 
 
-def child_command(task: Task, partial: Path, detail: float, naming: str = "bonesmith") -> list[str]:
+def child_command(task: Task, partial: Path, detail: float, naming: str = "bonesmith",
+                  markers: Path | None = None) -> list[str]:
     return [sys.executable, "-m", __package__, "skin", str(task.source), "--auto-skeleton",
-            "--detail", str(detail), "--naming", naming, "--out", str(partial)]
+            "--detail", str(detail), "--naming", naming, "--out", str(partial),
+            *(["--markers", str(Path(markers).resolve())] if markers is not None else [])]
 
 
 def start(task: Task, partial_dir: Path, fmt: str, detail: float, env: dict,
-          naming: str = "bonesmith") -> Running:
+          naming: str = "bonesmith", markers: Path | None = None) -> Running:
     partial = partial_dir / f"{task.index:05d}-{uuid.uuid4().hex[:12]}.{fmt}"
     stderr = tempfile.TemporaryFile()
-    process = subprocess.Popen(child_command(task, partial, detail, naming), env=env, stdin=subprocess.DEVNULL,
+    process = subprocess.Popen(child_command(task, partial, detail, naming, markers), env=env,
+                               stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
     return Running(task, partial, process, stderr, time.monotonic())
 
@@ -456,6 +463,9 @@ def check_options(args):
         raise BonesmithError("--jobs must be at least 1")
     if not args.timeout > 0:
         raise BonesmithError("--timeout must be more than 0 seconds")
+    if getattr(args, "markers", None) is not None:   # refused once here, not once per file
+        from .core.rig.markers import load
+        load(args.markers)
     return shard, args.jobs
 
 
@@ -501,7 +511,8 @@ def cmd_batch(args) -> int:
     try:
         write_report(report, entries)
         run_all(todo, jobs, args.timeout,
-                lambda task: start(task, partial_dir, args.format, args.detail, env, args.naming), on_done)
+                lambda task: start(task, partial_dir, args.format, args.detail, env, args.naming, args.markers),
+                on_done)
     except KeyboardInterrupt:
         progress.close()
         write_report(report, entries)

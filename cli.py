@@ -74,21 +74,30 @@ def _empty_scene():
     return bpy.context.scene
 
 
-def _rig(meshes, detail: float, naming: str = "bonesmith"):
-    """Skeleton (world space) and armature for `meshes`; returns (skeleton, armature,
-    seconds of the extraction, vertex count)."""
+def _rig(meshes, detail: float, naming: str = "bonesmith", markers=None):
+    """Skeleton (world space) and armature for `meshes`, with the humanoid's joints at
+    `markers` ({landmark: point}, world space as read here); returns (skeleton, armature,
+    seconds of the extraction, vertex count). The armature remembers how it was built,
+    for Adjust Joints in Blender."""
     from .bridge import armature as bridge_armature
+    from .bridge import markers as bridge_markers
     from .bridge import mesh as bridge_mesh
     from .core.skeleton import extract_skeleton
 
     mesh_set = bridge_mesh.combine_objects(meshes, basis=True)
     started = time.perf_counter()
-    skeleton = extract_skeleton(mesh_set.vertices, mesh_set.faces, detail=detail, naming=naming)
+    skeleton = extract_skeleton(mesh_set.vertices, mesh_set.faces, detail=detail, naming=naming,
+                                markers=markers)
     if naming != "bonesmith" and skeleton.info["naming"] != naming:
         print(f"note: not recognised as a humanoid (two legs, two arms, a head): generic names kept, "
               f"not {naming} names", file=sys.stderr)
+    if skeleton.info.get("markers_ignored"):
+        print("note: not recognised as a humanoid (two legs, two arms, a head): the markers were ignored",
+              file=sys.stderr)
     seconds = time.perf_counter() - started
     armature = bridge_armature.build_rig(skeleton, meshes)
+    bridge_markers.remember_build(armature, skeleton, [obj.name for obj in meshes], detail=detail, naming=naming,
+                                  markers=markers)
     return skeleton, armature, seconds, len(mesh_set.vertices)
 
 
@@ -151,6 +160,7 @@ def _add_skeleton_parser(commands) -> None:
     skeleton.add_argument("--detail", type=float, default=1.0,
                           help="joint density (default 1.0; 2.0 about doubles the joints per chain)")
     _naming_argument(skeleton)
+    _markers_argument(skeleton)
     skeleton.set_defaults(run=cmd_skeleton)
 
 
@@ -162,14 +172,29 @@ def _naming_argument(parser) -> None:
                              "Rigify metarig")
 
 
+def _markers_argument(parser) -> None:
+    parser.add_argument("--markers", metavar="FILE.json", type=Path,
+                        help="a humanoid's joints placed by hand: a JSON object of landmark -> [x, y, z] "
+                             "in the file's units and frame as imported (chin, shoulder.L/R, elbow.L/R, "
+                             "wrist.L/R, hip.L/R, knee.L/R, ankle.L/R; a lone side is mirrored on a "
+                             "symmetric character)")
+
+
+def _load_markers(path):
+    """The --markers file checked (None: no markers), before any work."""
+    from .core.rig import markers
+    return None if path is None else markers.load(path)
+
+
 def cmd_skeleton(args) -> int:
     _check_outputs(args.out, OUTPUT_FORMATS)
+    markers = _load_markers(args.markers)
     _empty_scene()
     from .bridge import files
 
     meshes = files.import_file(args.input)
     files.strip_rigs(meshes)
-    skeleton, armature, seconds, n_vertices = _rig(meshes, args.detail, args.naming)
+    skeleton, armature, seconds, n_vertices = _rig(meshes, args.detail, args.naming, markers)
     _write_all(args.out, skeleton, armature, meshes)
     print(f"{args.input.name}: {n_vertices} vertices -> {len(skeleton)} joints ({skeleton.facing_text}) "
           f"in {seconds:.2f} s")
@@ -200,6 +225,7 @@ def _add_skin_parser(commands) -> None:
     skin.add_argument("--detail", type=float, default=1.0,
                       help="joint density for --auto-skeleton (default 1.0)")
     _naming_argument(skin)
+    _markers_argument(skin)
     skin.set_defaults(run=cmd_skin)
 
 
@@ -240,6 +266,9 @@ def cmd_skin(args) -> int:
         raise BonesmithError("--max-influences must be at least 1")
     if args.naming != "bonesmith" and not args.auto_skeleton:
         raise BonesmithError("--naming names a new skeleton: use it with --auto-skeleton")
+    if args.markers is not None and not args.auto_skeleton:
+        raise BonesmithError("--markers places the joints of a new skeleton: use it with --auto-skeleton")
+    markers = _load_markers(args.markers)
     scene = _empty_scene()
     import bpy
     from .bridge import files
@@ -249,7 +278,7 @@ def cmd_skin(args) -> int:
     skeleton_seconds = None
     if args.auto_skeleton:
         files.strip_rigs(meshes)
-        _, armature, skeleton_seconds, _ = _rig(meshes, args.detail, args.naming)
+        _, armature, skeleton_seconds, _ = _rig(meshes, args.detail, args.naming, markers)
     elif args.armature_from is not None:
         source = args.armature_from
         if source.suffix.lower() not in (".blend", ".fbx", ".glb", ".gltf"):
@@ -272,6 +301,9 @@ def cmd_skin(args) -> int:
     bpy.context.view_layer.update()
     n_bones = len(deform_bones(armature)[0])
     weights, seconds = _skin(meshes, armature, model=args.model, max_influences=args.max_influences)
+    if args.auto_skeleton:
+        from .bridge.markers import note_skinned
+        note_skinned(armature, args.max_influences)
     _write_all(args.out, None, armature, meshes)
     influences = (weights > 0).sum(axis=1)
     print(f"{args.input.name}: {len(weights)} vertices weighted to {n_bones} bones of "

@@ -55,8 +55,48 @@ def skeleton_to_armature(skeleton: Skeleton, *, name: str = "Armature", matrix_w
     Must be called in Object Mode; leaves the new armature active and selected.
     """
     A = np.eye(4) if matrix_world is None else _as_numpy(matrix_world)
-    to_local = np.linalg.inv(A) if world_to_local is None else _as_numpy(world_to_local)
+    data = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, data)
+    try:
+        (collection or bpy.context.scene.collection).objects.link(obj)
+        obj.matrix_world = Matrix(A.tolist())
+        data.display_type = 'OCTAHEDRAL'
+        obj.show_in_front = True
+        _write_bones(obj, skeleton, np.linalg.inv(A) if world_to_local is None else _as_numpy(world_to_local))
+    except Exception:
+        remove_armature(obj)
+        raise
+    return obj
 
+
+def replace_bones(armature: bpy.types.Object, skeleton: Skeleton, world_to_local=None) -> None:
+    """Give the existing `armature` the bones of `skeleton` (world space) in place of its
+    own: the object, its name, its children and the Armature modifiers aimed at it stay,
+    as do the pose settings of bones whose names come back. world_to_local: as in
+    skeleton_to_armature (default: the inverse of the armature's world matrix). Must be
+    called in Object Mode; leaves the armature active and selected. On failure the
+    armature keeps its old bones."""
+    to_local = (np.linalg.inv(matrix_to_numpy(armature.matrix_world)) if world_to_local is None
+                else _as_numpy(world_to_local))
+    backup = armature.data.copy()
+    try:
+        _write_bones(armature, skeleton, to_local, replace=True)
+    except Exception:
+        if armature.mode != 'OBJECT':
+            bpy.ops.object.mode_set(mode='OBJECT')
+        broken, name = armature.data, armature.data.name
+        armature.data = backup
+        bpy.data.armatures.remove(broken)
+        backup.name = name
+        raise
+    bpy.data.armatures.remove(backup)
+
+
+def _write_bones(obj, skeleton: Skeleton, to_local: np.ndarray, replace: bool = False) -> None:
+    """The bones of `skeleton` (world space, mapped by `to_local`) into the armature
+    `obj` (replace: its old bones removed first), connected, rolled and, for a metarig,
+    given Rigify's types."""
+    data = obj.data
     heads = transform_points(to_local, skeleton.joints)
     tails = transform_points(to_local, skeleton.tails)
     # `up` is a direction: map it with the linear part only.
@@ -72,41 +112,32 @@ def skeleton_to_armature(skeleton: Skeleton, *, name: str = "Armature", matrix_w
         direction[~direction.any(axis=1)] = (0.0, 0.0, 1.0)
         tails[short] = heads[short] + direction * (MIN_BONE_LENGTH * size)
 
-    data = bpy.data.armatures.new(name)
-    obj = bpy.data.objects.new(name, data)
+    _set_mode(obj, 'EDIT')
     try:
-        (collection or bpy.context.scene.collection).objects.link(obj)
-        obj.matrix_world = Matrix(A.tolist())
-        data.display_type = 'OCTAHEDRAL'
-        obj.show_in_front = True
-
-        _set_mode(obj, 'EDIT')
-        try:
-            edit_bones = []
-            for j in range(len(heads)):
-                bone = data.edit_bones.new(skeleton.names[j])
-                bone.head = Vector(heads[j])
-                bone.tail = Vector(tails[j])
-                bone.use_deform = True
-                edit_bones.append(bone)
-            chain_starts = _rigify_chain_starts(skeleton)
-            for j, p in enumerate(parents):
-                if p < 0:
-                    continue
-                edit_bones[j].parent = edit_bones[p]
-                if np.linalg.norm(heads[j] - tails[p]) <= CONNECT_TOLERANCE * size and j not in chain_starts:
-                    edit_bones[j].use_connect = True
-            for j, bone in enumerate(edit_bones):
-                if np.any(ups[j]):
-                    bone.align_roll(Vector(ups[j]))
-        finally:
-            bpy.ops.object.mode_set(mode='OBJECT')
-        if skeleton.info.get("naming") == "rigify":
-            _rigify_types(obj, skeleton)
-    except Exception:
-        remove_armature(obj)
-        raise
-    return obj
+        if replace:
+            for bone in list(data.edit_bones):
+                data.edit_bones.remove(bone)
+        edit_bones = []
+        for j in range(len(heads)):
+            bone = data.edit_bones.new(skeleton.names[j])
+            bone.head = Vector(heads[j])
+            bone.tail = Vector(tails[j])
+            bone.use_deform = True
+            edit_bones.append(bone)
+        chain_starts = _rigify_chain_starts(skeleton)
+        for j, p in enumerate(parents):
+            if p < 0:
+                continue
+            edit_bones[j].parent = edit_bones[p]
+            if np.linalg.norm(heads[j] - tails[p]) <= CONNECT_TOLERANCE * size and j not in chain_starts:
+                edit_bones[j].use_connect = True
+        for j, bone in enumerate(edit_bones):
+            if np.any(ups[j]):
+                bone.align_roll(Vector(ups[j]))
+    finally:
+        bpy.ops.object.mode_set(mode='OBJECT')
+    if skeleton.info.get("naming") == "rigify":
+        _rigify_types(obj, skeleton)
 
 
 def _rigify_chain_starts(skeleton: Skeleton) -> set:
@@ -135,8 +166,8 @@ def _rigify_types(obj, skeleton: Skeleton) -> None:
             obj.pose.bones[name].rigify_type = rig_type
         # Rigify draws a button row per bone collection with a UI row, and needs one at least
         group = presets.rigify_collection(role)
-        if group not in collections:
-            collections[group] = obj.data.collections.new(group)
+        if group not in collections:    # a rebuilt metarig (replace_bones) keeps its collections
+            collections[group] = obj.data.collections.get(group) or obj.data.collections.new(group)
             collections[group].rigify_ui_row = len(collections)
         collections[group].assign(obj.data.bones[name])
 

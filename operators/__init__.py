@@ -10,6 +10,7 @@ model_files.py  safe file names and atomic saves in the extension's user folder
 """
 import bpy
 
+from .adjust_joints import classes as joint_classes
 from .auto_rig import BONESMITH_OT_auto_rig
 from .auto_skeleton import BONESMITH_OT_auto_skeleton
 from .auto_skin import BONESMITH_OT_auto_skin
@@ -18,7 +19,7 @@ from .export_fbx import BONESMITH_OT_export_fbx
 from .train_skin import BONESMITH_OT_train_skin
 
 classes = (BONESMITH_OT_auto_skeleton, BONESMITH_OT_auto_skin, BONESMITH_OT_auto_rig,
-           BONESMITH_OT_train_skin, BONESMITH_OT_export_fbx, *corrective_classes)
+           *joint_classes, BONESMITH_OT_train_skin, BONESMITH_OT_export_fbx, *corrective_classes)
 
 
 def register():

@@ -9,6 +9,7 @@ import bpy
 
 from .. import preferences
 from ..bridge import armature as bridge_armature
+from ..bridge import markers as bridge_markers
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
 from . import auto_skeleton, auto_skin, options
@@ -46,16 +47,18 @@ def compute(inp: AutoRigInput, detail: float, max_influences: int, progress, nam
     return skeleton, weights
 
 
-def apply(context, inp: AutoRigInput, skeleton, weights):
+def apply(context, inp: AutoRigInput, skeleton, weights, *, detail: float = 1.0, naming: str = "bonesmith",
+          max_influences: int = options.DEFAULT_MAX_INFLUENCES):
     """Build the armature, then write the weights; on failure nothing is left behind."""
     meshes = meshes_again(inp.rig.mesh_names, "Auto Rig", inp.vertex_counts)
     state = bridge_armature.rig_state(meshes)
-    armature = auto_skeleton.build(context, inp.rig, skeleton)
+    armature = auto_skeleton.build(context, inp.rig, skeleton, detail=detail, naming=naming)
     try:
         bridge_weights.write_weights_split(meshes, inp.rest, weights, skeleton.names)
     except Exception:
         bridge_armature.remove_rig(armature, meshes, state)
         raise
+    bridge_markers.note_skinned(armature, max_influences)
     context.view_layer.update()
     return armature
 
@@ -78,7 +81,8 @@ class BONESMITH_OT_auto_rig(BonesmithOperator, bpy.types.Operator):
         return lambda progress: compute(inp, detail, max_influences, progress, naming)
 
     def apply(self, context, inp, result):
-        armature = apply(context, inp, *result)   # the module's apply()
+        armature = apply(context, inp, *result, detail=self.detail, naming=self.naming,
+                         max_influences=self.max_influences)   # the module's apply()
         text = (f"Auto Rig: {len(armature.data.bones)} bones in '{armature.name}', {result[0].facing_text}"
                 f"{auto_skeleton.naming_text(result[0], self.naming)}, "
                 f"{inp.n_vertices} vertices weighted ({self.seconds:.1f} s)")

@@ -11,6 +11,7 @@ import bpy
 import numpy as np
 
 from ..bridge import armature as bridge_armature
+from ..bridge import markers as bridge_markers
 from ..bridge import mesh as bridge_mesh
 from ..core import skeleton as core_skeleton
 from ..core.errors import BonesmithError
@@ -59,19 +60,22 @@ def read_input(context) -> RigInput:
     )
 
 
-def build(context, rig_input: RigInput, skeleton):
+def build(context, rig_input: RigInput, skeleton, *, detail: float = 1.0, naming: str = "bonesmith"):
     """Create the armature; the meshes are looked up again (the user may have edited the
-    scene while a background job ran)."""
+    scene while a background job ran). The armature remembers how it was built, for
+    Adjust Joints (bridge/markers.py)."""
     to_object_mode(context)
     meshes = meshes_again(rig_input.mesh_names, "Auto Skeleton")
     active = bpy.data.objects[rig_input.active_name]
-    return bridge_armature.build_rig(skeleton, meshes, active=active,
-                                     world_to_local=rig_input.world_to_local)
+    armature = bridge_armature.build_rig(skeleton, meshes, active=active,
+                                         world_to_local=rig_input.world_to_local)
+    bridge_markers.remember_build(armature, skeleton, rig_input.mesh_names, detail=detail, naming=naming)
+    return armature
 
 
-def compute(rig_input: RigInput, detail: float, progress, naming: str = "bonesmith"):
-    return core_skeleton.extract_skeleton(rig_input.vertices, rig_input.faces,
-                                          detail=detail, naming=naming, progress=progress)
+def compute(rig_input: RigInput, detail: float, progress, naming: str = "bonesmith", markers=None):
+    return core_skeleton.extract_skeleton(rig_input.vertices, rig_input.faces, detail=detail,
+                                          naming=naming, progress=progress, markers=markers)
 
 
 def naming_text(skeleton, naming: str) -> str:
@@ -100,7 +104,7 @@ class BONESMITH_OT_auto_skeleton(BonesmithOperator, bpy.types.Operator):
         return lambda progress: compute(rig_input, detail, progress, naming)
 
     def apply(self, context, rig_input, skeleton):
-        armature = build(context, rig_input, skeleton)
+        armature = build(context, rig_input, skeleton, detail=self.detail, naming=self.naming)
         self.report({'INFO'}, f"Auto Skeleton: {len(armature.data.bones)} bones "
                               f"in '{armature.name}', {skeleton.facing_text}"
                               f"{naming_text(skeleton, self.naming)} ({self.seconds:.1f} s)")

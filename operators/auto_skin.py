@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import preferences
 from ..bridge import armature as bridge_armature
+from ..bridge import markers as bridge_markers
 from ..bridge import selection
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
@@ -193,7 +194,8 @@ class BONESMITH_OT_auto_skin(BonesmithOperator, bpy.types.Operator):
         return lambda progress: compute(skin_input, max_influences, progress)
 
     def apply(self, context, skin_input, weights):
-        apply(context, skin_input, weights)   # the module's apply(), which the command line runs too
+        _, armature = apply(context, skin_input, weights)   # the module's apply(), which the command line runs too
+        bridge_markers.note_skinned(armature, self.max_influences)   # a rebuild of its joints weights again
         meshes = len(skin_input.mesh_names)
         text = (f"Auto Skin: {skin_input.n_vertices} vertices in {meshes} mesh"
                 f"{'es' if meshes > 1 else ''} weighted to {len(skin_input.bone_names)} bones of "

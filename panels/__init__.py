@@ -4,6 +4,7 @@ import bpy
 from bpy.props import PointerProperty, StringProperty
 
 from .. import preferences
+from ..bridge import markers as bridge_markers
 from ..operators import options
 from . import correctives
 from .base import BonesmithPanel
@@ -55,6 +56,7 @@ class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
         prefs = preferences.get(context)
         if prefs is not None:
             box.prop(prefs, "skin_model")
+        draw_joints(box, context)
 
         box = layout.box()
         box.label(text="Train Skin", icon='EXPERIMENTAL')
@@ -69,6 +71,22 @@ class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
         box = layout.box()
         box.label(text="Export", icon='EXPORT')
         box.operator("bonesmith.export_fbx", icon='EXPORT')
+
+
+def draw_joints(box, context):
+    """Adjust Joints, or Rebuild / Done while the markers are shown, for the armature
+    Auto Skeleton built that the active object belongs to (bridge/markers.py)."""
+    armature = bridge_markers.built_armature(context.active_object)
+    if armature is None:
+        return
+    if not bridge_markers.rig_settings(armature)["landmarks"]:
+        box.label(text="Adjust Joints: markers need a humanoid", icon='INFO')
+    elif bridge_markers.markers(armature):
+        row = box.row(align=True)
+        row.operator("bonesmith.rebuild_joints", icon='FILE_REFRESH')
+        row.operator("bonesmith.hide_joints", icon='CHECKMARK')
+    else:
+        box.operator("bonesmith.adjust_joints", icon='EMPTY_AXIS')
 
 
 # the sub-panel after its parent

@@ -37,7 +37,10 @@ def check(markers) -> dict:
     for name, point in dict(markers or {}).items():
         if name not in NAMES:
             raise MarkerError(f"Unknown marker '{name}': use {', '.join(NAMES)}")
-        p = np.asarray(point, dtype=np.float64).reshape(-1)
+        try:
+            p = np.asarray(point, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):     # ["a", "b", "c"], {"x": 1}
+            p = np.array([np.nan])
         if p.shape != (3,) or not np.isfinite(p).all():
             raise MarkerError(f"Marker '{name}' needs three finite numbers, not {point!r}")
         out[name] = p
@@ -110,3 +113,30 @@ def apply(joints: dict, markers: dict) -> dict:
         share = lower / max(lower + np.linalg.norm(joints["head"] - joints["neck"]), 1e-12)
         out["neck"] = out["spine2"] + share * (out["head"] - out["spine2"])
     return out
+
+
+def load(path) -> dict:
+    """{name: (3,) float array} from a markers file: a JSON object of landmark name ->
+    [x, y, z] (the command line's --markers); MarkerError, naming the file, when it is
+    missing, not JSON, not such an object, or names an unknown landmark."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MarkerError(f"Markers file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise MarkerError(f"Cannot read the markers file {path}: {error}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise MarkerError(f"The markers file {path.name} is not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise MarkerError(f"The markers file {path.name} must hold a JSON object of landmark name -> "
+                          f'[x, y, z], e.g. {{"knee.L": [0.1, 0.02, 0.5]}}')
+    try:
+        return check(data)
+    except MarkerError as error:
+        raise MarkerError(f"{path.name}: {error}") from None
