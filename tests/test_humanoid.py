@@ -302,6 +302,23 @@ def test_a_crown_is_headgear_but_wings_are_no_humanoid():
     assert humanoid.recognise(*winged, symmetric=True) is None
 
 
+def test_a_flap_along_the_torso_is_no_appendage_but_a_tail_or_a_plate_by_the_arm_is():
+    """An extremity whose tip stays near the spine (a tunic's flap, a backpack; three 0 A.D.
+    armour tunics and a Quaternius adventurer were missed) does not stop recognition,
+    however long its way along the tree; a tail standing off the body still does, and so
+    does a plate hanging by an arm (mechs are not humanoids in ../shared/data)."""
+    from bonesmith.core.rig import humanoid
+    body = robed_rig(0.9)
+    flap = with_branch(body, 3, [(0.0, -0.2, 1.2), (0.0, -0.15, 0.95), (0.0, -0.12, 0.8)])
+    assert humanoid.recognise(*flap, symmetric=True) is not None
+    tail = with_branch(body, 1, [(0.0, 0.3, 0.8), (0.0, 0.7, 0.6), (0.0, 1.0, 0.4)])
+    assert humanoid.recognise(*tail, symmetric=True) is None
+    plates = body
+    for s in (1.0, -1.0):
+        plates = with_branch(plates, 7 if s > 0 else 10, [(0.45 * s, 0.2, 1.6), (0.5 * s, 0.3, 1.3), (0.4 * s, 0.2, 1.2)])
+    assert humanoid.recognise(*plates, symmetric=True) is None
+
+
 def a_posed(sample, degrees: float = 50.0):
     """The sample with its arms turned down by `degrees` about the shoulder sockets
     (vertices beyond the socket turn; the armpit faces stretch)."""

@@ -42,6 +42,7 @@ FOOT_LEVEL = 0.15          # a foot ends this close to the floor (fraction of th
 HEAD_CENTRE = 0.15         # the head ends this close to the plane of symmetry (fraction of the width)
 APPENDAGE = 0.25           # any other extremity must branch off shorter than this (a tail, wings: not humanoid)
 HEADGEAR = 0.3             # ... unless above the chest and this close to the head's tip (share of the height): a crown, a helmet, ears
+ON_BODY = 0.15             # ... or its tip this close to the spine and head paths (share of the height): a flap, a backpack
 UPRIGHT = 0.6              # pelvis -> chest points up at least this much (cosine)
 DOWN = 0.7                 # a leg segment pointing down at least this much (cosine) is below the hip
 HIP_SEARCH = 0.35          # the hip socket is within this share of the pelvis -> foot path
@@ -165,7 +166,9 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
                  (chest, hands[0]), (chest, hands[1])):
         main.update(_path(pred, a, b))
     others = [t for t in tips if t not in (*feet, head, *hands) and not _headgear(t, head, chest, points, height)]
-    if any(min(dist[t, m] for m in main) > APPENDAGE * height for t in others):
+    torso = _path(pred, pelvis, chest) + _path(pred, chest, head)
+    if any(min(dist[t, m] for m in main) > APPENDAGE * height and not _on_torso(t, torso, points, height)
+           for t in others):
         return None                       # a tail, wings or extra limbs
     left = lambda pair: sorted(pair, key=lambda t: -points[t, 0])  # noqa: E731
     (hand_l, hand_r), (foot_l, foot_r) = left(hands), left(feet)
@@ -202,6 +205,14 @@ def _headgear(tip, head, chest, points, height) -> bool:
     a helmet's parts, animal ears, not a limb (arms end farther, wings and tails lower)."""
     return bool(points[tip, 2] > points[chest, 2]
                 and np.linalg.norm(points[tip] - points[head]) < HEADGEAR * height)
+
+
+def _on_torso(tip, torso, points, height) -> bool:
+    """An extremity whose tip lies within ON_BODY x height of the spine and head paths'
+    joints (`torso`), however long its way along the tree: a tunic's flap, a strap, a
+    backpack, not a tail or a wing, which stand off the body, nor a part hanging by an
+    arm (a mech's shoulder plates)."""
+    return bool(np.linalg.norm(points[torso] - points[tip], axis=1).min() < ON_BODY * height)
 
 
 def _at_spine_depth(points, V, inside=None, share=None) -> np.ndarray:
