@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Landmarks beside the artist's: each character from the front and the side, the
+artist's joints of the scored roles (blue) and Bonesmith's standard joints of the same
+roles (orange, naming "mixamo"), joined by a line where they differ.
+
+    .venv/bin/python bench/landmark_sheet.py RECORD [RECORD ...] [--out PNG] [--size 320]
+
+RECORD is a record name of ../shared/data (without .npz). A character not recognised as
+a humanoid shows the artist's joints only and says so. Needs Pillow
+(requirements-bench.txt).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import DATA_DEFAULT, RESULTS  # noqa: E402
+from humanoid import LABELS, artist_landmarks, sides_swapped, swap  # noqa: E402
+from skeleton_sheet import ARTIST, MESH, OURS  # noqa: E402
+
+from bonesmith.core.skeleton import extract_skeleton  # noqa: E402
+
+ROLES = ("upper_arm", "forearm", "hand", "thigh", "shin", "foot", "head")
+
+
+def landmarks(rec):
+    """(artist's {role: point}, ours {role: point} or None) for the scored roles."""
+    sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
+    theirs = {r: p for r, p in artist_landmarks(rec["joint_names"], rec["joints"]).items()
+              if r.split(".")[0] in ROLES}
+    if not sk.info["humanoid"]:
+        return theirs, None
+    mine = {role: sk.joints[k] for k, role in enumerate(sk.info["roles"])}
+    if sides_swapped(mine, theirs):
+        theirs = {swap(r): p for r, p in theirs.items()}
+    return theirs, {r: mine[r] for r in theirs if r in mine}
+
+
+def tile(name, rec, size):
+    theirs, mine = landmarks(rec)
+    V = rec["verts"]
+    lo, hi = V.min(axis=0), V.max(axis=0)
+    extent, centre = 1.1 * np.ptp(V, axis=0).max(), (lo + hi) / 2
+    image = Image.new("RGB", (2 * size, size + 18), (30, 32, 36))
+    draw = ImageDraw.Draw(image)
+    diagonal = float(np.linalg.norm(np.ptp(V, axis=0)))
+    errors = [np.linalg.norm(mine[r] - theirs[r]) / diagonal * 100 for r in mine] if mine else []
+    label = (f"{name}: not recognised" if mine is None else
+             f"{name}: {np.mean(errors):.1f} % mean, {max(errors):.1f} % max ({len(errors)} joints)")
+    draw.text((4, 2), label, fill=(230, 230, 230))
+    for k, axis in enumerate((0, 1)):
+        def px(P, axis=axis, k=k):
+            P = np.atleast_2d(P)
+            return np.stack([(P[:, axis] - centre[axis]) / extent * size + size / 2 + k * size,
+                             size / 2 - (P[:, 2] - centre[2]) / extent * size + 18], axis=1)
+        for x, y in px(V[:: max(1, len(V) // 5000)]):
+            draw.point((x, y), fill=MESH)
+        for role, p in theirs.items():
+            (x, y), = px(p)
+            if mine is not None and role in mine:
+                (u, v), = px(mine[role])
+                draw.line([(x, y), (u, v)], fill=(230, 230, 230), width=1)
+                draw.ellipse([u - 3, v - 3, u + 3, v + 3], fill=OURS)
+            draw.ellipse([x - 3, y - 3, x + 3, y + 3], outline=ARTIST, width=2)
+    return image
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("records", nargs="+")
+    ap.add_argument("--data", type=Path, default=DATA_DEFAULT)
+    ap.add_argument("--out", type=Path, default=RESULTS / "landmark_sheet.png")
+    ap.add_argument("--size", type=int, default=320)
+    args = ap.parse_args(argv)
+    tiles = []
+    for name in args.records:
+        with np.load(args.data / f"{name}.npz") as d:
+            rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
+        tiles.append(tile(name, rec, args.size))
+    sheet = Image.new("RGB", (max(t.width for t in tiles), sum(t.height for t in tiles)), (30, 32, 36))
+    y = 0
+    for t in tiles:
+        sheet.paste(t, (0, y))
+        y += t.height
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(args.out)
+    print(args.out, "(labels:", ", ".join(LABELS[r] for r in ROLES) + ")")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
