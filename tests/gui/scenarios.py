@@ -1,0 +1,584 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The GUI scenarios: a user's path through the Bonesmith sidebar in a Blender with a window,
+then checks on the scene (and screenshots where the look is the point). docs/gui_tests.md.
+
+Each scenario is a generator taking the UI (tests/gui/ui.py) and yielding seconds to wait;
+a failed expect() fails it. Real X input where the interaction is the point (the tab,
+N, Esc, Ctrl+Z), bpy to set up and to look. The order matters only for the last one,
+which removes the extension.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from ui import CheckFailed, expect
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data"
+MODULE = ""            # the enabled extension's module, e.g. bl_ext.user_default.bonesmith
+DRAWS: dict = {}       # draw() calls per Bonesmith panel / preferences class
+TAB = "Bonesmith"
+
+EXPECTED_NAMES = {     # Naming -> bones an Auto Skeleton of the (humanoid) sample must have
+    'bonesmith': {"spine_01"},
+    'mixamo': {"mixamorig:Hips", "mixamorig:LeftArm"},
+    'unreal': {"pelvis", "upperarm_l", "calf_r"},
+    'unity': {"Hips", "LeftUpperArm"},
+    'rigify': {"spine", "upper_arm.L"},
+}
+
+
+# -- set-up --------------------------------------------------------------------------------------
+
+def prepare(ui, link_repo=False):
+    """Find (or link) the enabled extension, count its panels' draws, and turn the
+    timeline into an Info editor (where the reports are listed)."""
+    global MODULE
+    names = [n for n in bpy.context.preferences.addons.keys() if n.split(".")[-1] == "bonesmith"]
+    if not names and link_repo:
+        names = [_enable_from_checkout()]
+    expect(names, "no Bonesmith extension is enabled")
+    MODULE = names[0]
+    ext = importlib.import_module(MODULE)
+    for cls in (*importlib.import_module(f"{MODULE}.panels").classes,
+                importlib.import_module(f"{MODULE}.preferences").BonesmithPreferences):
+        if hasattr(cls, "draw"):
+            _count_draws(cls)
+    ui.area('DOPESHEET_EDITOR').type = 'INFO'
+    bpy.context.preferences.view.show_splash = False
+    ui.tmp = Path(tempfile.mkdtemp(prefix="bonesmith-gui-"))
+    print(f"GUI scenarios on {MODULE} ({Path(ext.__file__).parent})", flush=True)
+
+
+def _enable_from_checkout() -> str:
+    import addon_utils
+    directory = tempfile.mkdtemp(prefix="bonesmith_repo_")
+    os.symlink(REPO, os.path.join(directory, "bonesmith"), target_is_directory=True)
+    bpy.context.preferences.extensions.repos.new(name="Bonesmith GUI", module="bonesmith_gui",
+                                                 custom_directory=directory, source='USER')
+    errors = []
+    addon_utils.enable("bl_ext.bonesmith_gui.bonesmith", default_set=True, handle_error=errors.append)
+    expect(not errors, f"enabling the checkout failed: {errors}")
+    return "bl_ext.bonesmith_gui.bonesmith"
+
+
+def _count_draws(cls):
+    original = cls.draw
+    DRAWS[cls.__name__] = 0
+
+    def draw(self, context):
+        DRAWS[cls.__name__] += 1
+        return original(self, context)
+    cls.draw = draw    # Blender looks draw() up on the class at every redraw
+
+
+def reset(ui):
+    """Between scenarios: object mode, an empty scene, the preferences as shipped."""
+    for window in list(bpy.context.window_manager.windows)[1:]:
+        with bpy.context.temp_override(window=window):
+            bpy.ops.wm.window_close()
+    if bpy.context.object is not None and bpy.context.object.mode != 'OBJECT':
+        with ui.override():
+            bpy.ops.object.mode_set(mode='OBJECT')
+    for obj in list(bpy.data.objects):
+        bpy.data.objects.remove(obj)
+    for blocks in (bpy.data.meshes, bpy.data.armatures, bpy.data.actions, bpy.data.materials,
+                   bpy.data.images):
+        for block in list(blocks):
+            blocks.remove(block)
+    prefs = _prefs()
+    if prefs is not None:
+        prefs.async_vertices = 30_000
+
+
+def _prefs():
+    addon = bpy.context.preferences.addons.get(MODULE)
+    return addon.preferences if addon is not None else None
+
+
+def character(name="Character", record="quat_Male_Casual.npz", with_rig=False):
+    """A mesh object from a record in tests/data (Z up, metres), selected and active;
+    with_rig: also its artist's armature (joints, tails, parents of the record)."""
+    with np.load(DATA / record) as data:
+        verts, faces = data["verts"].astype(float), data["faces"].astype(int)
+        rig = {k: data[k] for k in ("joints", "joint_tails", "joint_names", "parents") if k in data}
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(verts.tolist(), [], faces.tolist())
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    select([obj])
+    if not with_rig:
+        return obj
+    arm = bpy.data.objects.new(f"{name}_rig", bpy.data.armatures.new(f"{name}_rig"))
+    bpy.context.scene.collection.objects.link(arm)
+    select([arm])
+    with bpy.context.temp_override(active_object=arm, object=arm):
+        bpy.ops.object.mode_set(mode='EDIT')
+    names = [str(n) for n in rig["joint_names"]]
+    bones = []
+    for k, n in enumerate(names):
+        bone = arm.data.edit_bones.new(n)
+        bone.head = rig["joints"][k]
+        bone.tail = rig["joint_tails"][k]
+        bones.append(bone)
+    for k, p in enumerate(rig["parents"]):
+        if p >= 0:
+            bones[k].parent = bones[p]
+    with bpy.context.temp_override(active_object=arm, object=arm):
+        bpy.ops.object.mode_set(mode='OBJECT')
+    return obj, arm
+
+
+def select(objects, active=None):
+    for other in bpy.context.scene.objects:
+        other.select_set(False)
+    for obj in objects:
+        obj.select_set(True)
+    bpy.context.view_layer.objects.active = active or objects[-1]
+
+
+def run(ui, idname, how='INVOKE_DEFAULT', **props):
+    """An operator the way the sidebar's button runs it: invoked over the 3D View, with an
+    undo step (EXEC_DEFAULT: as a file browser runs it once a path is chosen)."""
+    category, name = idname.split(".")
+    with ui.override():
+        return getattr(getattr(bpy.ops, category), name)(how, True, **props)
+
+
+def run_error(ui, idname, **props) -> str:
+    """An operator expected to refuse: its error message."""
+    try:
+        result = run(ui, idname, **props)
+    except RuntimeError as error:
+        return str(error)
+    raise CheckFailed(f"{idname} returned {result} instead of an error")
+
+
+def snapshot():
+    return dict(
+        objects=sorted(o.name for o in bpy.data.objects),
+        meshes=sorted(m.name for m in bpy.data.meshes),
+        armatures=sorted(a.name for a in bpy.data.armatures),
+        parents={o.name: o.parent.name if o.parent else None for o in bpy.data.objects},
+        modifiers={o.name: [m.name for m in o.modifiers] for o in bpy.data.objects},
+        groups={o.name: [g.name for g in o.vertex_groups] for o in bpy.data.objects if o.type == 'MESH'},
+        selected=sorted(o.name for o in bpy.context.selected_objects),
+    )
+
+
+def armatures():
+    return [o for o in bpy.data.objects if o.type == 'ARMATURE']
+
+
+def world_vertices(obj):
+    bpy.context.view_layer.update()
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    ev = obj.evaluated_get(depsgraph)
+    mesh = ev.to_mesh()
+    co = np.array([v.co[:] for v in mesh.vertices])
+    ev.to_mesh_clear()
+    M = np.array(obj.matrix_world)
+    return co @ M[:3, :3].T + M[:3, 3]
+
+
+def weights(obj):
+    """(V, groups) weight matrix and the group names."""
+    W = np.zeros((len(obj.data.vertices), len(obj.vertex_groups)))
+    for v in obj.data.vertices:
+        for g in v.groups:
+            W[v.index, g.group] = g.weight
+    return W, [g.name for g in obj.vertex_groups]
+
+
+def check_rigged(mesh, armature, min_bones=10):
+    """`mesh` is skinned to `armature`: modifier, every vertex weighted to its bones."""
+    expect(len(armature.data.bones) >= min_bones, f"only {len(armature.data.bones)} bones")
+    mods = [m for m in mesh.modifiers if m.type == 'ARMATURE']
+    expect(len(mods) == 1 and mods[0].object == armature,
+           f"{mesh.name}'s Armature modifiers: {[(m.name, m.object) for m in mods]}")
+    W, groups = weights(mesh)
+    bones = {b.name for b in armature.data.bones}
+    expect(set(groups) <= bones, f"vertex groups that are no bones: {sorted(set(groups) - bones)[:5]}")
+    expect((W.sum(1) > 0).all(), f"{int((W.sum(1) == 0).sum())} vertices without weights")
+
+
+def check_mesh_follows(mesh, armature):
+    """Rotate a bone: the vertices it carries follow; those of no bone in its subtree stay."""
+    W, groups = weights(mesh)
+    rest = world_vertices(mesh)
+    height = np.ptp(rest[:, 2])
+    bones = armature.data.bones
+    # the bone with most vertices mainly its own, below the root
+    candidates = [(int((W[:, groups.index(b.name)] > 0.5).sum()), b.name) for b in bones
+                  if b.parent is not None and b.name in groups]
+    count, name = max(candidates)
+    expect(count >= 10, f"no bone carries 10 vertices (best: {name}, {count})")
+    subtree = {name} | {c.name for c in bones[name].children_recursive}
+    free = W[:, [groups.index(n) for n in subtree if n in groups]].sum(1) == 0
+    carried = W[:, groups.index(name)] > 0.5
+    pose_bone = armature.pose.bones[name]
+    pose_bone.rotation_mode = 'XYZ'
+    pose_bone.rotation_euler = (math.radians(60), 0.0, 0.0)
+    try:
+        moved = np.linalg.norm(world_vertices(mesh) - rest, axis=1)
+    finally:
+        pose_bone.rotation_euler = (0.0, 0.0, 0.0)
+        bpy.context.view_layer.update()
+    expect(moved[carried].mean() > 0.005 * height,
+           f"rotating '{name}' moved its vertices only {moved[carried].mean():.5f} (height {height:.3f})")
+    expect(free.any() and moved[free].max() < 1e-4 * height,
+           f"rotating '{name}' moved vertices of other bones by up to {moved[free].max():.5f}")
+    return name
+
+
+def reports(ui) -> str:
+    """The reports listed in the Info editor (the timeline's area, prepare()), as text."""
+    wm = bpy.context.window_manager
+    wm.clipboard = ""
+    with ui.override('INFO'):
+        bpy.ops.info.select_all(action='SELECT')
+        bpy.ops.info.report_copy()
+        bpy.ops.info.select_all(action='DESELECT')
+    return wm.clipboard
+
+
+def click_auto_rig(ui, done):
+    """Click the sidebar's Auto Rig button, as a user does: it is the panel's first button,
+    so click down from below the panel's header (labels take no clicks) until done()."""
+    _, region, _ = sidebar(ui)
+    expect(region.active_panel_category == TAB, "the Bonesmith tab is not shown")
+    scale = bpy.context.preferences.system.ui_scale
+    x = (region.width - 30 * scale) / 2
+    for step in range(14):
+        ui.click(region, x, region.height - (34 + 7 * step) * scale)
+        yield 0.4
+        if done():
+            return
+    raise CheckFailed("no click in the sidebar ran Auto Rig")
+
+
+def status_baseline(ui):
+    return ui.pixels(ui.status_bar())
+
+
+def sidebar(ui):
+    area = ui.area('VIEW_3D')
+    return area, ui.region(area, 'UI'), area.spaces.active
+
+
+def sidebar_shot(ui, name):
+    area, region, _ = sidebar(ui)
+    return ui.shot(name, ui.rect(region))
+
+
+# -- scenarios -----------------------------------------------------------------------------------
+
+def open_tab_by_clicking(ui):
+    """N opens the sidebar; a click on its "Bonesmith" tab shows our panel."""
+    area, _, space = sidebar(ui)
+    space.show_region_ui = False
+    character()
+    before = DRAWS["BONESMITH_PT_skeleton"]
+    yield 0.3
+    ui.key("n")
+    yield from ui.until(lambda: space.show_region_ui, 5, "N to open the sidebar")
+    yield 0.5
+    region = ui.region(area, 'UI')
+    expect(region.width > 100, f"sidebar only {region.width} px wide")
+    scale = bpy.context.preferences.system.ui_scale
+    # The tabs run down the sidebar's right edge; click down the strip until ours is active
+    # (the order of the tabs depends on what else is installed).
+    x = region.width - 10 * scale
+    y = region.height - 12 * scale
+    while region.active_panel_category != TAB and y > 0:
+        ui.click(region, x, y)
+        yield 0.25
+        y -= 12 * scale
+    expect(region.active_panel_category == TAB,
+           f"no click on the tab strip showed {TAB} (last: {region.active_panel_category})")
+    yield from ui.until(lambda: DRAWS["BONESMITH_PT_skeleton"] > before, 5, "the panel to draw")
+    sidebar_shot(ui, "sidebar_mesh_selected")
+
+
+def auto_rig_imported(ui, fmt):
+    source = character("Character")
+    path = ui.tmp / f"character.{fmt}"
+    with ui.override():
+        if fmt == "fbx":
+            bpy.ops.export_scene.fbx(filepath=str(path), use_selection=True)
+        else:
+            bpy.ops.export_scene.gltf(filepath=str(path), export_format='GLB', use_selection=True)
+    expect(path.is_file(), f"Blender's exporter wrote no {path.name}")
+    bpy.data.objects.remove(source)
+    with ui.override():
+        if fmt == "fbx":
+            bpy.ops.import_scene.fbx(filepath=str(path))
+        else:
+            bpy.ops.import_scene.gltf(filepath=str(path))
+    meshes = [o for o in bpy.context.selected_objects if o.type == 'MESH']
+    expect(len(meshes) == 1, f"the import selected {[o.name for o in bpy.context.selected_objects]}")
+    mesh = meshes[0]
+    bpy.context.view_layer.objects.active = mesh
+    yield 0.2
+    result = run(ui, "bonesmith.auto_rig")
+    expect(result == {'FINISHED'}, f"Auto Rig returned {result}")
+    rigs = armatures()
+    expect(len(rigs) == 1, f"{len(rigs)} armatures after Auto Rig")
+    check_rigged(mesh, rigs[0])
+    bone = check_mesh_follows(mesh, rigs[0])
+    print(f"{fmt}: '{bone}' carries its vertices", flush=True)
+    yield 0.5
+    return rigs[0], mesh, bone
+
+
+def auto_rig_fbx(ui):
+    """A character imported from FBX: Auto Rig, then a bone turns the mesh."""
+    rig, mesh, bone = yield from auto_rig_imported(ui, "fbx")
+    _, region, _ = sidebar(ui)
+    expect(region.active_panel_category == TAB, "the Bonesmith tab is no longer shown")
+    sidebar_shot(ui, "sidebar_after_auto_rig")
+    rig.pose.bones[bone].rotation_euler = (math.radians(60), 0.0, 0.0)   # for the picture
+    select([mesh, rig], rig)
+    with ui.override():
+        bpy.ops.view3d.view_selected()
+    yield 1.0
+    ui.shot("viewport_posed", ui.rect(ui.region(ui.area('VIEW_3D'))))
+
+
+def auto_rig_gltf(ui):
+    """A character imported from glTF (.glb): Auto Rig, then a bone turns the mesh."""
+    yield from auto_rig_imported(ui, "glb")
+
+
+def auto_skeleton_each_naming(ui):
+    """Auto Skeleton with each Naming of the sidebar gives that naming's bones."""
+    settings = bpy.context.scene.bonesmith
+    for naming, wanted in EXPECTED_NAMES.items():
+        reset(ui)
+        mesh = character()
+        settings.naming = naming      # what the sidebar's Naming menu sets
+        yield 0.2
+        result = run(ui, "bonesmith.auto_skeleton", naming=settings.naming)
+        expect(result == {'FINISHED'}, f"Auto Skeleton ({naming}) returned {result}")
+        rigs = armatures()
+        expect(len(rigs) == 1, f"{naming}: {len(rigs)} armatures")
+        names = {b.name for b in rigs[0].data.bones}
+        expect(wanted <= names, f"{naming}: missing {sorted(wanted - names)} (has {sorted(names)[:6]}...)")
+        expect(any(m.type == 'ARMATURE' and m.object == rigs[0] for m in mesh.modifiers),
+               f"{naming}: the mesh is not bound to the armature")
+        if naming == 'mixamo':
+            select([mesh])
+            yield 0.5
+            sidebar_shot(ui, "sidebar_naming_mixamo")
+    settings.naming = 'bonesmith'
+
+
+def auto_skin_existing_armature(ui):
+    """Auto Skin onto the artist's own armature: groups for its bones, a modifier, a parent."""
+    mesh, arm = character(with_rig=True)
+    select([mesh, arm], arm)
+    yield 0.2
+    result = run(ui, "bonesmith.auto_skin")
+    expect(result == {'FINISHED'}, f"Auto Skin returned {result}")
+    expect(armatures() == [arm], "Auto Skin made an armature of its own")
+    check_rigged(mesh, arm)
+    expect(mesh.parent == arm, f"the mesh's parent is {mesh.parent}")
+    W, _ = weights(mesh)
+    expect(((W > 0).sum(1) <= 4).all(), "a vertex has more than Max Influences (4) bones")
+    check_mesh_follows(mesh, arm)
+
+
+def background_escape(ui):
+    """Above the background threshold Auto Rig runs with its progress in the status bar;
+    Esc cancels and the scene is as it was."""
+    _prefs().async_vertices = 500           # the preference, lowered for the test
+    character(record="quatU_women_casual.npz")
+    before = snapshot()
+    yield 0.3
+    idle = status_baseline(ui)
+    result = run(ui, "bonesmith.auto_rig")
+    expect(result == {'RUNNING_MODAL'}, f"Auto Rig returned {result}, not a background run")
+    yield 0.6
+    expect(ui.modal_running("BONESMITH_OT_auto_rig"), "the background Auto Rig ended before Esc")
+    busy = status_baseline(ui)
+    ui.shot("status_bar_progress", ui.status_bar())
+    expect(busy != idle, "the status bar did not change while Auto Rig ran")
+    ui.key("Escape")
+    yield from ui.until(lambda: not ui.modal_running("BONESMITH_OT_auto_rig"), 10, "Esc to stop Auto Rig")
+    yield 1.0      # a result that arrived late must still be dropped
+    expect(snapshot() == before, f"the scene changed: {snapshot()} != {before}")
+
+
+def undo_auto_rig(ui):
+    """Ctrl+Z after Auto Rig gives back the scene before it."""
+    character()
+    with ui.override():
+        bpy.ops.ed.undo_push(message="Character")
+    before = snapshot()
+    yield 0.3
+    yield from click_auto_rig(ui, lambda: armatures())
+    expect(len(armatures()) == 1, "no armature after Auto Rig")
+    yield 0.5
+    ui.key("ctrl+z")
+    yield from ui.until(lambda: not armatures(), 10, "Ctrl+Z to remove the armature")
+    yield 0.3
+    expect(snapshot() == before, f"after Ctrl+Z {snapshot()} != {before}")
+
+
+def error_non_mesh(ui):
+    """A non-mesh selected: the error in the status bar, nothing changed."""
+    empty = bpy.data.objects.new("Empty", None)
+    bpy.context.scene.collection.objects.link(empty)
+    select([empty])
+    before = snapshot()
+    yield 0.3
+    message = "Auto Skeleton needs a mesh object, but the selection is 'Empty' (empty)"
+    yield from click_auto_rig(ui, lambda: message in reports(ui))
+    ui.shot("status_bar_error", ui.status_bar())
+    expect(message in reports(ui), f"the reports: {reports(ui)}")
+    expect(snapshot() == before, "the scene changed")
+
+
+def train_skin_without_torch(ui):
+    """Train Skin in a Blender without PyTorch says so clearly and changes nothing."""
+    mesh, arm = character(with_rig=True)
+    select([mesh, arm], arm)
+    expect(run(ui, "bonesmith.auto_skin") == {'FINISHED'}, "Auto Skin failed")
+    select([mesh], mesh)
+    before = snapshot()
+    try:
+        import torch  # noqa: F401
+        has_torch = True
+    except ImportError:
+        has_torch = False
+    yield 0.2
+    if not has_torch:
+        message = run_error(ui, "bonesmith.train_skin", epochs=1)
+        expect("needs PyTorch" in message and "pip install torch" in message, f"unclear: {message}")
+        expect("Auto Skin itself does not need PyTorch" in message, message)
+    else:   # with PyTorch: the training starts in the background and Esc stops it
+        expect(run(ui, "bonesmith.train_skin", epochs=1) == {'RUNNING_MODAL'}, "no background training")
+        yield 1.0
+        ui.key("Escape")
+        yield from ui.until(lambda: not ui.modal_running("BONESMITH_OT_train_skin"), 30, "Esc")
+    expect(snapshot() == before, "the scene changed")
+
+
+def learn_and_bake_correctives(ui):
+    """Learn Correctives (Preserve Volume as the deformation to learn), then Bake: a
+    `_LBS` copy with driven corrective shape keys."""
+    mesh, arm = character(with_rig=True)
+    select([mesh, arm], arm)
+    expect(run(ui, "bonesmith.auto_skin") == {'FINISHED'}, "Auto Skin failed")
+    next(m for m in mesh.modifiers if m.type == 'ARMATURE').use_deform_preserve_volume = True
+    select([arm])
+    yield 0.2
+    settings = bpy.context.scene.bonesmith_correctives
+    result = run(ui, "bonesmith.learn_correctives", poses=40, max_degrees=50.0,
+                 source=settings.source, max_keys=settings.max_keys)
+    expect(result in ({'RUNNING_MODAL'}, {'FINISHED'}), f"Learn Correctives returned {result}")
+    yield from ui.until(lambda: not ui.modal_running("BONESMITH_OT_learn_correctives"), 180,
+                        "Learn Correctives to finish")
+    model = arm.get("bonesmith_correctives")
+    expect(model and Path(model).is_file(), f"no learned model on the armature ({model})")
+    result = run(ui, "bonesmith.bake_correctives", mode='LIVE')
+    expect(result == {'FINISHED'}, f"Bake Correctives returned {result}")
+    copy = bpy.data.objects.get(f"{mesh.name}_LBS")
+    expect(copy is not None, "no _LBS copy")
+    keys = [kb.name for kb in copy.data.shape_keys.key_blocks] if copy.data.shape_keys else []
+    expect(any(k.startswith("BSC_") for k in keys), f"no corrective shape keys: {keys[:5]}")
+    drivers = copy.data.shape_keys.animation_data.drivers
+    expect(len(drivers) == sum(k.startswith("BSC_") for k in keys), "keys without drivers")
+    expect(mesh.hide_get() and not copy.hide_get(), "the original is not hidden behind the copy")
+    Path(model).unlink(missing_ok=True)
+
+
+def export_fbx_reimports(ui):
+    """Export FBX writes a file that imports back as the same rig."""
+    mesh = character()
+    expect(run(ui, "bonesmith.auto_rig") == {'FINISHED'}, "Auto Rig failed")
+    rig = armatures()[0]
+    deform = sorted(b.name for b in rig.data.bones if b.use_deform)
+    path = ui.tmp / "export.fbx"
+    select([rig])
+    yield 0.2
+    result = run(ui, "bonesmith.export_fbx", 'EXEC_DEFAULT', filepath=str(path))
+    expect(result == {'FINISHED'}, f"Export FBX returned {result}")
+    expect(path.is_file() and path.stat().st_size > 10_000, "no FBX written")
+    reset(ui)
+    with ui.override():
+        bpy.ops.import_scene.fbx(filepath=str(path))
+    rigs = armatures()
+    expect(len(rigs) == 1, f"{len(rigs)} armatures imported")
+    names = sorted(b.name for b in rigs[0].data.bones)
+    expect(names == deform, f"imported bones {names[:5]}... != the deforming bones {deform[:5]}...")
+    meshes = [o for o in bpy.data.objects if o.type == 'MESH']
+    expect(len(meshes) == 1, f"{len(meshes)} meshes imported")
+    check_rigged(meshes[0], rigs[0])
+
+
+def preferences_page(ui):
+    """Edit > Preferences > Add-ons, Bonesmith expanded: its preferences draw."""
+    before = DRAWS["BonesmithPreferences"]
+    bpy.context.window_manager.addon_search = "Bonesmith"
+    import addon_utils
+    addon_utils.module_bl_info(importlib.import_module(MODULE))["show_expanded"] = True
+    with ui.override():
+        bpy.ops.screen.userpref_show(section='ADDONS')
+    windows = bpy.context.window_manager.windows
+    yield from ui.until(lambda: len(windows) == 2, 5, "the Preferences window")
+    for area in windows[1].screen.areas:
+        area.tag_redraw()
+    yield from ui.until(lambda: DRAWS["BonesmithPreferences"] > before, 10, "the preferences to draw")
+    yield 0.5
+    win = windows[1]
+    ui.shot("preferences", (win.x, ui.screen_height() - win.y - win.height, win.width, win.height))
+
+
+def disable_and_remove(ui):
+    """Disabling, then removing the extension prints no error and leaves nothing registered."""
+    import addon_utils
+    offset = ui.log_size()
+    repo_module = MODULE.split(".")[1]
+    addon_utils.disable(MODULE, default_set=True)
+    yield 0.5
+    expect(MODULE not in bpy.context.preferences.addons, "still enabled")
+    expect(not hasattr(bpy.types, "BONESMITH_PT_skeleton"), "the panel is still registered")
+    expect(not hasattr(bpy.types.Scene, "bonesmith"), "Scene.bonesmith is still there")
+    repos = bpy.context.preferences.extensions.repos
+    index = next(i for i, r in enumerate(repos) if r.module == repo_module)
+    directory = Path(repos[index].directory) / "bonesmith"
+    if repo_module == "user_default":      # installed from the zip: uninstall it too
+        with ui.override():
+            result = bpy.ops.extensions.package_uninstall(repo_index=index, pkg_id="bonesmith")
+        expect(result == {'FINISHED'}, f"uninstall returned {result}")
+        expect(not directory.exists(), f"{directory} is still there")
+    yield 0.5
+    printed = ui.log_since(offset) if ui.log else ""
+    bad = [line for line in printed.splitlines() if "Traceback" in line or "rror" in line]
+    expect(not bad, f"printed: {bad[:5]}")
+    expect(ui.log is not None, "no Blender log to read (--log)")
+
+
+SCENARIOS = [
+    open_tab_by_clicking,
+    auto_rig_fbx,
+    auto_rig_gltf,
+    auto_skeleton_each_naming,
+    auto_skin_existing_armature,
+    background_escape,
+    undo_auto_rig,
+    error_non_mesh,
+    train_skin_without_torch,
+    learn_and_bake_correctives,
+    export_fbx_reimports,
+    preferences_page,
+    disable_and_remove,
+]
