@@ -307,6 +307,45 @@ def open_tab_by_clicking(ui):
     sidebar_shot(ui, "sidebar_mesh_selected")
 
 
+SUBPANELS = ("BONESMITH_PT_correctives", "BONESMITH_PT_train", "BONESMITH_PT_options")  # bottom up
+
+
+def open_folded_panels(ui):
+    """The folded sub-panels (Options, Train Skin, Correctives) open with a click on their
+    headers and draw."""
+    mesh, arm = character(with_rig=True)
+    select([mesh, arm], arm)
+    expect(run(ui, "bonesmith.auto_skin") == {'FINISHED'}, "Auto Skin failed")
+    _, region, _ = sidebar(ui)
+    expect(region.active_panel_category == TAB, "the Bonesmith tab is not shown")
+    scale = bpy.context.preferences.system.ui_scale
+    # Click up from below the panels: the last folded header is hit first, and opening a
+    # panel moves nothing above it; then jump past the header just opened.
+    # (Clicks on the empty, see-through part of the sidebar reach the 3D View: they deselect.)
+    y, opened = 40 * scale, set()
+    while opened != set(SUBPANELS) and y < region.height:
+        ui.click(region, 45 * scale, y)
+        yield 0.15
+        counts = dict(DRAWS)
+        region.tag_redraw()      # one redraw: the open panels draw, the folded ones do not
+        yield from ui.until(lambda: DRAWS["BONESMITH_PT_skeleton"] > counts["BONESMITH_PT_skeleton"],
+                            2, "the sidebar to redraw", 0.05)
+        now = {name for name in SUBPANELS if DRAWS[name] > counts[name]}
+        if opened - now:         # the click folded the header just opened: it is still there
+            ui.click(region, 45 * scale, y)
+            yield 0.3
+            now = opened
+        y += (24 if now - opened else 6) * scale
+        opened = now
+    select([mesh, arm], arm)
+    counts = dict(DRAWS)
+    region.tag_redraw()
+    yield 0.5
+    folded = [name for name in SUBPANELS if DRAWS[name] == counts[name]]
+    expect(not folded, f"still folded after the clicks: {folded}")
+    sidebar_shot(ui, "sidebar_panels_open")
+
+
 def auto_rig_imported(ui, fmt):
     source = character("Character")
     path = ui.tmp / f"character.{fmt}"
@@ -528,18 +567,21 @@ def preferences_page(ui):
     """Edit > Preferences > Add-ons, Bonesmith expanded: its preferences draw."""
     before = DRAWS["BonesmithPreferences"]
     bpy.context.window_manager.addon_search = "Bonesmith"
-    import addon_utils
-    addon_utils.module_bl_info(importlib.import_module(MODULE))["show_expanded"] = True
     with ui.override():
         bpy.ops.screen.userpref_show(section='ADDONS')
     windows = bpy.context.window_manager.windows
     yield from ui.until(lambda: len(windows) == 2, 5, "the Preferences window")
-    for area in windows[1].screen.areas:
+    win = windows[1]
+    main = next(r for a in win.screen.areas for r in a.regions if r.type == 'WINDOW')
+    yield 0.5
+    with bpy.context.temp_override(window=win):
+        bpy.ops.preferences.addon_expand(module=MODULE)   # the row's disclosure triangle
+    ui.xdo("mousemove", *ui.screen_xy(main, main.width / 2, main.height / 2, win))   # it redraws
+    for area in win.screen.areas:
         area.tag_redraw()
     yield from ui.until(lambda: DRAWS["BonesmithPreferences"] > before, 10, "the preferences to draw")
     yield 0.5
-    win = windows[1]
-    ui.shot("preferences", (win.x, ui.screen_height() - win.y - win.height, win.width, win.height))
+    ui.shot("preferences", ui.rect(main, win))
 
 
 def disable_and_remove(ui):
@@ -569,6 +611,7 @@ def disable_and_remove(ui):
 
 SCENARIOS = [
     open_tab_by_clicking,
+    open_folded_panels,
     auto_rig_fbx,
     auto_rig_gltf,
     auto_skeleton_each_naming,
