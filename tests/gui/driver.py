@@ -59,7 +59,7 @@ class Runner:
             self.results.append(dict(name="prepare", passed=False, seconds=0.0,
                                      error=traceback.format_exc(limit=4), shots=[]))
             self.todo = []
-        bpy.app.timers.register(self.step, first_interval=0.1)
+        bpy.app.timers.register(self.step, first_interval=0.5)
         return None   # once; step() is the repeating timer
 
     def step(self):
