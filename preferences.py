@@ -83,8 +83,8 @@ class BonesmithPreferences(bpy.types.AddonPreferences):
         col.prop(self, "skin_model")
         col.prop(self, "async_vertices", text="Background Above (vertices)")
         # A button, not the path as text: the path is long and a label would be cut.
-        row = col.row(heading="Trained Models")
-        row.operator("wm.path_open", text="Open Folder", icon='FILE_FOLDER').filepath = str(user_models_dir())
+        col.operator("wm.path_open", text="Open the Trained Models Folder",
+                     icon='FILE_FOLDER').filepath = str(user_models_dir())
 
 
 def get(context=None):

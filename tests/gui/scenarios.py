@@ -582,16 +582,20 @@ def preferences_page(ui):
     windows = bpy.context.window_manager.windows
     yield from ui.until(lambda: len(windows) == 2, 5, "the Preferences window")
     win = windows[1]
-    main = next(r for a in win.screen.areas for r in a.regions if r.type == 'WINDOW')
+    # No window manager under Xvfb: put the window where all of it shows.
+    xid = ui.x_window("Preferences")
+    ui.xdo("windowmove", xid, 150, 40)
+    ui.xdo("windowsize", xid, 760, 520)
     yield 0.5
     with bpy.context.temp_override(window=win):
         bpy.ops.preferences.addon_expand(module=MODULE)   # the row's disclosure triangle
-    ui.xdo("mousemove", *ui.screen_xy(main, main.width / 2, main.height / 2, win))   # it redraws
+    rect = ui.x_rect(xid)
+    ui.xdo("mousemove", rect[0] + rect[2] // 2, rect[1] + rect[3] // 2)   # it redraws
     for area in win.screen.areas:
         area.tag_redraw()
     yield from ui.until(lambda: DRAWS["BonesmithPreferences"] > before, 10, "the preferences to draw")
     yield 0.5
-    ui.shot("preferences", ui.rect(main, win))
+    ui.shot("preferences", rect)
 
 
 def disable_and_remove(ui):

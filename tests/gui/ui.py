@@ -93,6 +93,21 @@ class UI:
         x, y = self.screen_xy(region, 0, region.height, window)
         return (max(x - pad, 0), max(y - pad, 0), region.width + 2 * pad, region.height + 2 * pad)
 
+    def x_window(self, title: str) -> str:
+        """The X id of the (newest) window whose title contains `title`."""
+        out = subprocess.run(["xdotool", "search", "--name", title], capture_output=True, text=True)
+        ids = out.stdout.split()
+        if not ids:
+            raise CheckFailed(f"no X window titled {title!r}")
+        return ids[-1]
+
+    def x_rect(self, window_id: str) -> tuple[int, int, int, int]:
+        """Screen rectangle (x, y, width, height) of an X window."""
+        out = subprocess.run(["xdotool", "getwindowgeometry", "--shell", window_id],
+                             capture_output=True, text=True, check=True).stdout
+        geo = dict(line.split("=", 1) for line in out.split())
+        return int(geo["X"]), int(geo["Y"]), int(geo["WIDTH"]), int(geo["HEIGHT"])
+
     def status_bar(self) -> tuple[int, int, int, int]:
         """The status bar along the window's bottom edge."""
         w = self.window
