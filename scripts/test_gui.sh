@@ -29,6 +29,7 @@ unmount_all() {
     done
 }
 trap unmount_all EXIT
+trap "exit 130" INT TERM   # (the EXIT trap then unmounts)
 
 healthy() {
     [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$packages" ] &&
