@@ -389,7 +389,10 @@ def auto_rig_fbx(ui):
     select([mesh, rig], rig)
     with ui.override():
         bpy.ops.view3d.view_selected()
+    select([rig])            # as Auto Rig leaves it: the hint says what comes next
     yield 1.0
+    ui.region(ui.area('VIEW_3D'), 'UI').tag_redraw()
+    yield 0.5
     ui.shot("viewport_posed", ui.rect(ui.region(ui.area('VIEW_3D'))))
 
 
@@ -485,7 +488,7 @@ def error_non_mesh(ui):
     select([empty])
     before = snapshot()
     yield 0.3
-    message = "Auto Skeleton needs a mesh object, but the selection is 'Empty' (empty)"
+    message = "Rigging needs a mesh object, but the selection is 'Empty' (empty)"
     yield from click_auto_rig(ui, lambda: message in reports(ui))
     shown = status_baseline(ui)
     yield from ui.until(lambda: status_baseline(ui) != shown, 3, "the status bar to show the error")
@@ -555,6 +558,7 @@ def export_fbx_reimports(ui):
     expect(run(ui, "bonesmith.auto_rig") == {'FINISHED'}, "Auto Rig failed")
     rig = armatures()[0]
     deform = sorted(b.name for b in rig.data.bones if b.use_deform)
+    n_vertices = len(mesh.data.vertices)
     path = ui.tmp / "export.fbx"
     select([rig])
     yield 0.2
@@ -570,6 +574,8 @@ def export_fbx_reimports(ui):
     expect(names == deform, f"imported bones {names[:5]}... != the deforming bones {deform[:5]}...")
     meshes = [o for o in bpy.data.objects if o.type == 'MESH']
     expect(len(meshes) == 1, f"{len(meshes)} meshes imported")
+    expect(len(meshes[0].data.vertices) == n_vertices,
+           f"{len(meshes[0].data.vertices)} vertices imported, {n_vertices} exported")
     check_rigged(meshes[0], rigs[0])
 
 
