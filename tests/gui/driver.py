@@ -88,6 +88,9 @@ class Runner:
                 self.record(name, started, error)
 
     def record(self, name, started, error):
+        if error is None and scenarios.DRAW_ERRORS:   # a panel failed to draw meanwhile
+            error = RuntimeError("; ".join(scenarios.DRAW_ERRORS))
+        scenarios.DRAW_ERRORS.clear()
         passed = error is None
         print(f"--- scenario {name}: {'passed' if passed else 'FAILED'} (draws: {scenarios.DRAWS})", flush=True)
         self.results.append(dict(name=name, passed=passed, seconds=round(time.monotonic() - started, 2),

@@ -71,13 +71,20 @@ def _enable_from_checkout() -> str:
     return "bl_ext.bonesmith_gui.bonesmith"
 
 
+DRAW_ERRORS: list = []  # (class, error) of draw() calls that raised; the runner fails on them
+
+
 def _count_draws(cls):
     original = cls.draw
     DRAWS[cls.__name__] = 0
 
     def draw(self, context):
-        DRAWS[cls.__name__] += 1
-        return original(self, context)
+        try:
+            original(self, context)
+        except Exception as error:
+            DRAW_ERRORS.append(f"{cls.__name__}.draw: {type(error).__name__}: {error}")
+            raise
+        DRAWS[cls.__name__] += 1     # drawn to the end
     cls.draw = draw    # Blender looks draw() up on the class at every redraw
 
 
