@@ -14,5 +14,5 @@ pic sidebar_mesh_selected gui_sidebar 291x280+0+0
 pic viewport_posed gui_auto_rig_posed 900x784+422+0
 pic status_bar_progress gui_status_progress 520x26+0+0
 pic status_bar_error gui_status_error 560x26+560+0
-pic preferences gui_preferences
+pic preferences gui_preferences 590x120+172+248   # our section (the File row above is Blender's, cut by it)
 ls -l docs/images/gui_*.png
