@@ -23,6 +23,6 @@ export DISPLAY=$display
 for _ in $(seq 50); do xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
 
 status=0
-timeout "${BONESMITH_GUI_TIMEOUT:-420}" blender --python "$here/driver.py" -- --out "$out" "$@" \
+timeout "${BONESMITH_GUI_TIMEOUT:-360}" blender --python "$here/driver.py" -- --out "$out" "$@" \
     > "$out/blender.log" 2>&1 || status=$?
 exit $status
