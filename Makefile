@@ -7,7 +7,7 @@ VENV313 := .venv-py313
 PY      := $(VENV)/bin/python
 PY313   := $(VENV313)/bin/python
 
-.PHONY: venv venv313 demo test test-py311 test-py313 extension bench bench-skeleton clean
+.PHONY: venv venv313 demo test test-py311 test-py313 test-gui extension bench bench-skeleton clean
 
 $(VENV)/.installed: requirements.txt scripts/make_venv.sh
 	scripts/make_venv.sh 3.11 $(VENV)
@@ -37,6 +37,11 @@ test-py311: venv
 
 test-py313: venv313
 	$(PY313) -m pytest $(PYTEST_ARGS)
+
+# The GUI scenarios in a real Blender 4.3 with a window (Debian 13 chroot, Xvfb; root and a
+# Debian package registry needed): docs/gui_tests.md. GUI_ARGS="--only NAME,..." picks some.
+test-gui: venv
+	scripts/test_gui.sh $(GUI_ARGS)
 
 extension: venv
 	$(PY) scripts/build_extension.py --out dist

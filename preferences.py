@@ -78,9 +78,13 @@ class BonesmithPreferences(bpy.types.AddonPreferences):
 
     def draw(self, context):
         layout = self.layout
-        layout.prop(self, "async_vertices")
-        layout.prop(self, "skin_model")
-        layout.label(text=f"Trained models are kept in {user_models_dir()}", icon='FILE_FOLDER')
+        layout.use_property_split = True
+        col = layout.column()
+        col.prop(self, "skin_model")
+        col.prop(self, "async_vertices", text="Background Above (vertices)")
+        # A button, not the path as text: the path is long and a label would be cut.
+        col.operator("wm.path_open", text="Open the Trained Models Folder",
+                     icon='FILE_FOLDER').filepath = str(user_models_dir())
 
 
 def get(context=None):

@@ -42,7 +42,8 @@ def selected_meshes(context):
     if not meshes:
         listed = ", ".join(f"'{obj.name}' ({obj.type.lower()})" for obj in selected[:3])
         more = f" and {len(selected) - 3} more" if len(selected) > 3 else ""
-        raise BonesmithError(f"Auto Skeleton needs a mesh object, but the selection is {listed}{more}")
+        # (Auto Rig reads its selection here too: the message names neither operator)
+        raise BonesmithError(f"Rigging needs a mesh object, but the selection is {listed}{more}")
     active = context.active_object if context.active_object in meshes else meshes[0]
     return meshes, active
 

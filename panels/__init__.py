@@ -5,6 +5,7 @@ from bpy.props import PointerProperty, StringProperty
 
 from .. import preferences
 from ..bridge import markers as bridge_markers
+from ..bridge import selection
 from ..operators import options
 from . import correctives
 from .base import BonesmithPanel
@@ -22,55 +23,86 @@ class BonesmithSettings(bpy.types.PropertyGroup):
                                  description="Validation L1 of the start model and of the trained one")
 
 
+def selection_hint(context):
+    """(text, icon) of the line that tells what to select next, or None when the
+    selection is ready for Auto Rig / Auto Skin. Short: the sidebar is narrow."""
+    selected = context.selected_objects
+    meshes = [obj for obj in selected if obj.type == 'MESH']
+    rigs = [obj for obj in selected if obj.type == 'ARMATURE']
+    if meshes:
+        bound = any(m.type == 'ARMATURE' and m.object is not None for obj in meshes for m in obj.modifiers)
+        return None if rigs or bound else ("Auto Skin: also select an armature", 'INFO')
+    if rigs:
+        if selection.rig_meshes(rigs[0]):   # a finished rig (after Auto Rig)
+            return ("Rigged: pose it, or Export FBX", 'CHECKMARK')
+        return ("Auto Skin: also select the mesh", 'INFO')
+    return ("Select mesh object(s) to rig", 'INFO')
+
+
 class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
+    """What a user needs first: the hint, the rig buttons, Naming, Export. The rest is
+    folded in sub-panels (Options, Train Skin, Correctives)."""
     bl_label = "Bonesmith"
     bl_idname = "BONESMITH_PT_skeleton"
 
     def draw(self, context):
         layout = self.layout
         settings = context.scene.bonesmith
-        selected = context.selected_objects
-        meshes = [obj for obj in selected if obj.type == 'MESH']
-        has_armature = any(obj.type == 'ARMATURE' for obj in selected) or any(
-            m.type == 'ARMATURE' and m.object is not None for obj in meshes for m in obj.modifiers)
-
-        box = layout.box()
-        box.label(text="Rig", icon='ARMATURE_DATA')
-        box.prop(settings, "detail")
-        box.prop(settings, "naming")
-        box.prop(settings, "max_influences")
-        row = box.row()
+        col = layout.column()
+        row = col.row()
         row.scale_y = 1.4
         op = row.operator("bonesmith.auto_rig", icon='OUTLINER_OB_ARMATURE')
         op.detail, op.naming = settings.detail, settings.naming
         op.max_influences = settings.max_influences
-        row = box.row(align=True)
+        row = col.row(align=True)
         op = row.operator("bonesmith.auto_skeleton", icon='BONE_DATA')
         op.detail, op.naming = settings.detail, settings.naming
         op = row.operator("bonesmith.auto_skin", icon='MOD_VERTEX_WEIGHT')
         op.max_influences = settings.max_influences
-        if not meshes:
-            box.label(text="Select mesh object(s) to rig", icon='INFO')
-        elif not has_armature:
-            box.label(text="Auto Skin: also select an armature", icon='INFO')
+        hint = selection_hint(context)
+        if hint is not None:
+            col.label(text=hint[0], icon=hint[1])
+        draw_joints(col, context)
+        col.separator()
+        col.prop(settings, "naming")
+        col.separator()
+        col.operator("bonesmith.export_fbx", icon='EXPORT')
+
+
+class BONESMITH_PT_options(BonesmithPanel, bpy.types.Panel):
+    bl_label = "Options"
+    bl_idname = "BONESMITH_PT_options"
+    bl_parent_id = "BONESMITH_PT_skeleton"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        col = self.layout.column()
+        settings = context.scene.bonesmith
+        col.prop(settings, "detail")
+        col.prop(settings, "max_influences")
         prefs = preferences.get(context)
         if prefs is not None:
-            box.prop(prefs, "skin_model")
-        draw_joints(box, context)
+            col.label(text="Skin Model:")   # its own line: beside the menu it was cut
+            col.prop(prefs, "skin_model", text="")
 
-        box = layout.box()
-        box.label(text="Train Skin", icon='EXPERIMENTAL')
-        box.prop(settings, "train_epochs")
-        box.prop(settings, "train_model_name")
-        op = box.operator("bonesmith.train_skin", icon='PLAY')
+
+class BONESMITH_PT_train(BonesmithPanel, bpy.types.Panel):
+    bl_label = "Train Skin"
+    bl_idname = "BONESMITH_PT_train"
+    bl_parent_id = "BONESMITH_PT_skeleton"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        col = self.layout.column()
+        settings = context.scene.bonesmith
+        col.prop(settings, "train_epochs")
+        col.label(text="Model Name:")
+        col.prop(settings, "train_model_name", text="")
+        op = col.operator("bonesmith.train_skin", icon='PLAY')
         op.epochs = settings.train_epochs
         op.model_name = settings.train_model_name
         if settings.train_result:
-            box.label(text=settings.train_result, icon='INFO')
-
-        box = layout.box()
-        box.label(text="Export", icon='EXPORT')
-        box.operator("bonesmith.export_fbx", icon='EXPORT')
+            col.label(text=settings.train_result, icon='INFO')
 
 
 def draw_joints(box, context):
@@ -80,7 +112,7 @@ def draw_joints(box, context):
     if armature is None:
         return
     if not bridge_markers.rig_settings(armature)["landmarks"]:
-        box.label(text="Adjust Joints: markers need a humanoid", icon='INFO')
+        box.label(text="Markers need a humanoid", icon='INFO')
     elif bridge_markers.markers(armature):
         row = box.row(align=True)
         row.operator("bonesmith.rebuild_joints", icon='FILE_REFRESH')
@@ -89,8 +121,9 @@ def draw_joints(box, context):
         box.operator("bonesmith.adjust_joints", icon='EMPTY_AXIS')
 
 
-# the sub-panel after its parent
-classes = (BonesmithSettings, BONESMITH_PT_skeleton, *correctives.classes)
+# sub-panels after their parent, in the order they are shown
+classes = (BonesmithSettings, BONESMITH_PT_skeleton, BONESMITH_PT_options, BONESMITH_PT_train,
+           *correctives.classes)
 SETTINGS = {"bonesmith": BonesmithSettings, "bonesmith_correctives": correctives.BonesmithCorrectivesSettings}
 
 

@@ -29,7 +29,8 @@ class BONESMITH_PT_correctives(BonesmithPanel, bpy.types.Panel):
 
         box = layout.box()
         box.label(text="Learn", icon='EXPERIMENTAL')
-        box.prop(settings, "source")
+        box.label(text="Poses From:")   # own line: beside the menu it was cut
+        box.prop(settings, "source", text="")
         if settings.source == 'RANDOM':
             box.prop(settings, "poses")
             box.prop(settings, "max_degrees")
@@ -44,12 +45,12 @@ class BONESMITH_PT_correctives(BonesmithPanel, bpy.types.Panel):
             box.label(text="Select a rigged character", icon='INFO')
         elif not armature.get(ops.MODEL_PROPERTY):
             if context.scene.get(ops.FAMILY_PROPERTY):
-                box.label(text="A family model: Fit Armature, then Bake", icon='INFO')
+                box.label(text="Family model: Fit Armature, Bake", icon='INFO')
             else:
-                box.label(text=f"'{armature.name}': nothing learned yet", icon='INFO')
+                box.label(text="Nothing learned yet", icon='INFO')   # (a name would not fit)
         characters = len({selection.find_armature(o) for o in context.selected_objects} - {None})
         if characters > 1:
-            box.label(text=f"{characters} characters selected: learns a family", icon='COMMUNITY')
+            box.label(text=f"{characters} characters: learns a family", icon='COMMUNITY')
 
         box = layout.box()
         box.label(text="Bake", icon='SHAPEKEY_DATA')

@@ -541,4 +541,4 @@ def test_correctives_panel_draws(scene, ext_module, record, source):
     assert ("poses" in props) == (source == 'RANDOM') and ("frame_step" in props) == (source == 'ACTION')
     assert ("set", "bonesmith.learn_correctives", "source", source) in entries
     assert ("set", "bonesmith.learn_correctives", "max_keys", 0) in entries and "max_keys" in props
-    assert "'body_rig': nothing learned yet" in [e[1] for e in entries if e[0] == "label"]
+    assert "Nothing learned yet" in [e[1] for e in entries if e[0] == "label"]

@@ -253,7 +253,7 @@ def test_a_character_that_is_no_humanoid_gets_a_clear_message_and_no_markers(mak
     import bpy
     obj = make_mesh("creature", *humanoid_tests.quadruped_arrays())
     assert bpy.ops.bonesmith.auto_skeleton(naming='mixamo') == {'FINISHED'}
-    assert joint_buttons(ext_module) == ["Adjust Joints: markers need a humanoid"]
+    assert joint_buttons(ext_module) == ["Markers need a humanoid"]
     before = scene_state()
     with pytest.raises(RuntimeError, match="Markers need a humanoid: 'creature_Armature' was not recognised"):
         bpy.ops.bonesmith.adjust_joints()

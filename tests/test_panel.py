@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The sidebar draws with every button wired to a real operator property (headless: the
-panel's draw() runs against a recording layout that refuses unknown names)."""
+panels' draw() runs against a recording layout that refuses unknown names), and its hint
+fits the selection. (How it looks in a real Blender: tests/gui/, `make test-gui`.)"""
 import pytest
 
 
@@ -28,6 +29,9 @@ class _Layout:
 
     row = column = box
 
+    def separator(self, **kw):
+        pass
+
     def label(self, text="", icon='NONE'):
         self.record.append(("label", text))
 
@@ -44,24 +48,31 @@ class _Layout:
         return props
 
 
-@pytest.mark.parametrize("selection", ["nothing", "mesh", "mesh_and_armature"])
+# The main panel and the sub-panels folded under it (Correctives: test_correctives_operators.py).
+PANELS = ("BONESMITH_PT_skeleton", "BONESMITH_PT_options", "BONESMITH_PT_train")
+
+
+@pytest.mark.parametrize("selection", ["nothing", "mesh", "mesh_and_armature", "rigged_armature", "armature"])
 def test_panel_draws(ext, make_mesh, humanoid, bridge, humanoid_skeleton, selection):
     import bpy
-    if selection != "nothing":
-        obj = make_mesh("body", *humanoid)
-        if selection == "mesh_and_armature":
-            armature = bridge.armature.skeleton_to_armature(humanoid_skeleton())
-            armature.select_set(True)
-            obj.select_set(True)
-    else:
+    obj = make_mesh("body", *humanoid) if selection != "nothing" else None
+    if selection in ("mesh_and_armature", "rigged_armature", "armature"):
+        armature = bridge.armature.skeleton_to_armature(humanoid_skeleton())
+        if selection == "rigged_armature":     # what Auto Rig leaves selected
+            obj.modifiers.new("Armature", 'ARMATURE').object = armature
+        obj.select_set(selection == "mesh_and_armature")
+        armature.select_set(True)
+    elif selection == "nothing":
         bpy.ops.object.select_all(action='DESELECT')
-    panel = bpy.types.BONESMITH_PT_skeleton
     record = []
 
     class Self:
         layout = _Layout(record)
 
-    panel.draw(Self(), bpy.context)
+    for name in PANELS:
+        panel = getattr(bpy.types, name)
+        assert name == PANELS[0] or panel.bl_parent_id == PANELS[0]
+        panel.draw(Self(), bpy.context)
     operators = {entry[1]: entry[2].values for entry in record if entry[0] == "operator"}
     assert set(operators) == {"bonesmith.auto_rig", "bonesmith.auto_skeleton", "bonesmith.auto_skin",
                               "bonesmith.train_skin", "bonesmith.export_fbx"}
@@ -72,12 +83,27 @@ def test_panel_draws(ext, make_mesh, humanoid, bridge, humanoid_skeleton, select
     labels = [entry[1] for entry in record if entry[0] == "label"]
     props = [entry[1] for entry in record if entry[0] == "prop"]
     assert "skin_model" in props and "train_epochs" in props
-    if selection == "nothing":
-        assert "Select mesh object(s) to rig" in labels
-    elif selection == "mesh":
-        assert "Auto Skin: also select an armature" in labels
-    else:
-        assert not [t for t in labels if t.startswith(("Select", "Auto Skin:"))]
+    hints = [t for t in labels if t.startswith(("Select", "Auto Skin:", "Rigged:"))]
+    expected = {"nothing": ["Select mesh object(s) to rig"],
+                "mesh": ["Auto Skin: also select an armature"],
+                "mesh_and_armature": [],
+                "rigged_armature": ["Rigged: pose it, or Export FBX"],
+                "armature": ["Auto Skin: also select the mesh"]}[selection]
+    assert hints == expected
+
+
+def test_main_panel_shows_first_what_a_user_needs_first(ext):
+    """Auto Rig is the panel's first button; the options and Train Skin are folded."""
+    import bpy
+    record = []
+
+    class Self:
+        layout = _Layout(record)
+
+    bpy.types.BONESMITH_PT_skeleton.draw(Self(), bpy.context)
+    assert [e[1] for e in record if e[0] == "operator"][0] == "bonesmith.auto_rig"
+    for name in PANELS[1:]:
+        assert getattr(bpy.types, name).bl_options == {'DEFAULT_CLOSED'}
 
 
 # -- the sidebar's settings are the operators' own options ----------------------------------------
