@@ -620,10 +620,15 @@ def test_a_skeleton_of_separate_bones_is_a_humanoid_without_bones_in_its_ribs():
     sk = extract_skeleton(V, F)
     assert sk.info["humanoid"] and is_one_tree(sk.parents)
     assert len(sk) <= 3 * len(d["joints"])           # 43 with a chain in every rib
-    ribcage = (np.abs(V[:, 2] - 2.9) < 0.5) & (np.abs(V[:, 0]) > 0.3)   # rib sides, off the spine
+    # rib sides, off the spine (|x| <= 0.62) and short of the T-posed arm bones (|x| >= 0.72)
+    ribcage = (np.abs(V[:, 2] - 2.9) < 0.5) & (np.abs(V[:, 0]) > 0.3) & (np.abs(V[:, 0]) < 0.7)
     ends = np.vstack([sk.joints, sk.tails])
     near = np.linalg.norm(ends[:, None] - V[ribcage][None], axis=2).min(axis=1)
     assert near.min() > 0.05, "a bone in a rib"
+    # the elbows lie in the gap between the upper arm's bone (x 0.72-1.49) and the forearm's (1.49-2.3)
+    for side, sign in ((".L", 1.0), (".R", -1.0)):
+        assert sk.info["landmark_cues"]["elbow" + side] == "gap"
+        assert abs(sk.info["landmarks"]["elbow" + side][0] - 1.49 * sign) < 0.05
 
 
 def shoal(n_x=4, n_y=3, spacing=1.6):
