@@ -21,7 +21,7 @@ from PIL import Image, ImageDraw
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS  # noqa: E402
 from humanoid import LABELS, artist_landmarks, sides_swapped, swap  # noqa: E402
-from skeleton_sheet import ARTIST, MESH, OURS  # noqa: E402
+from skeleton_sheet import ARTIST, MESH, OURS, save_sheet  # noqa: E402
 
 from bonesmith.core.skeleton import extract_skeleton  # noqa: E402
 
@@ -82,13 +82,7 @@ def main(argv=None) -> int:
         with np.load(args.data / f"{name}.npz") as d:
             rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
         tiles.append(tile(name, rec, args.size))
-    sheet = Image.new("RGB", (max(t.width for t in tiles), sum(t.height for t in tiles)), (30, 32, 36))
-    y = 0
-    for t in tiles:
-        sheet.paste(t, (0, y))
-        y += t.height
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    sheet.save(args.out)
+    save_sheet(tiles, args.out)
     print(args.out, "(labels:", ", ".join(LABELS[r] for r in ROLES) + ")")
     return 0
 

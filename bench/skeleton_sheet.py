@@ -80,15 +80,20 @@ def main(argv=None) -> int:
         ImageDraw.Draw(t).text((4, 2), f"{name}: artist {len(rec['joints'])} joints, "
                                f"Bonesmith {len(ours[0])}", fill=(230, 230, 230))
         tiles.append(t)
-    sheet = Image.new("RGB", (tiles[0].width, sum(t.height for t in tiles)))
+    save_sheet(tiles, a.out)
+    print(a.out)
+    return 0
+
+
+def save_sheet(tiles, out: Path) -> None:
+    """The tiles one below the other, saved as `out` (its folder made)."""
+    sheet = Image.new("RGB", (max(t.width for t in tiles), sum(t.height for t in tiles)), (30, 32, 36))
     y = 0
     for t in tiles:
         sheet.paste(t, (0, y))
         y += t.height
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    sheet.save(a.out)
-    print(a.out)
-    return 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(out)
 
 
 if __name__ == "__main__":

@@ -181,6 +181,16 @@ def voxel_mesh(occupied: np.ndarray, voxel: float = 1.0, origin=(0.0, 0.0, 0.0))
     return vertices.astype(np.float64), faces.astype(np.int64)
 
 
+def merge(*meshes):
+    """One (V, F) of several meshes (V, F)."""
+    Vs, Fs, offset = [], [], 0
+    for V, F in meshes:
+        Vs.append(V)
+        Fs.append(F + offset)
+        offset += len(V)
+    return np.vstack(Vs), np.vstack(Fs)
+
+
 def humanoid_arrays():
     """A blocky humanoid in a T-pose, one closed connected surface, about 1.9 units tall,
     Z up, facing -Y: (V,3) float64, (F,3) int64."""

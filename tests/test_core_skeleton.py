@@ -10,7 +10,7 @@ from bonesmith.core.errors import InvalidMeshError
 from bonesmith.core.rig import is_mirror_symmetric, symmetry_frame
 from bonesmith.core.skeleton import Skeleton, extract_skeleton
 
-from conftest import is_one_tree, voxel_mesh
+from conftest import is_one_tree, merge, voxel_mesh
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz"
 
@@ -51,15 +51,6 @@ def box(center, size, subdivisions=3):
     # Weld the shared box edges so the surface is closed.
     _, first, inv = np.unique(np.round(V, 9), axis=0, return_index=True, return_inverse=True)
     return V[first], inv.reshape(-1)[F]
-
-
-def merge(*meshes):
-    Vs, Fs, offset = [], [], 0
-    for V, F in meshes:
-        Vs.append(V)
-        Fs.append(F + offset)
-        offset += len(V)
-    return np.vstack(Vs), np.vstack(Fs)
 
 
 

@@ -8,6 +8,8 @@ import pytest
 from bonesmith.core.mesh import vertex_components
 from bonesmith.core.rig import landmark_cues, sections
 
+from conftest import merge
+
 
 def tube(points, radius=0.04, sides=12):
     """A closed tube (V, F) around the polyline `points` (k, 3), capped at both ends."""
@@ -31,15 +33,6 @@ def tube(points, radius=0.04, sides=12):
     for s in range(sides):
         F += [(first, (s + 1) % sides, s), (last, (n - 1) * sides + s, (n - 1) * sides + (s + 1) % sides)]
     return V, np.array(F)
-
-
-def joined(*meshes):
-    Vs, Fs, offset = [], [], 0
-    for V, F in meshes:
-        Vs.append(V)
-        Fs.append(F + offset)
-        offset += len(V)
-    return np.vstack(Vs), np.vstack(Fs)
 
 
 def line(a, b, n=20):
@@ -67,7 +60,7 @@ def test_a_segmented_leg_bends_at_the_gap_between_its_parts():
     gap = 0.01
     thigh = tube(line(hip, KNEE + [0, 0, gap]))
     shin = tube(line(KNEE - [0, 0, gap], ankle), radius=0.035)
-    point, how = cue(*joined(thigh, shin), line(hip, ankle, 40))
+    point, how = cue(*merge(thigh, shin), line(hip, ankle, 40))
     assert how == "gap"
     assert np.linalg.norm(point - KNEE) < 0.03
 
@@ -86,10 +79,10 @@ def test_a_trouser_hem_over_a_modelled_leg_is_no_joint():
     hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
     leg = tube(line(hip, ankle, 40))
     hem = np.array([0.5, 0.0, 0.7])
-    trousers = joined(tube(line(hip + [0, 0, 0.05], hem), radius=0.06),
+    trousers = merge(tube(line(hip + [0, 0, 0.05], hem), radius=0.06),
                       tube(line(hip * [-1, 1, 1] + [0, 0, 0.05], hem * [-1, 1, 1]), radius=0.06),
                       tube(line([-0.55, 0, 1.02], [0.55, 0, 1.02]), radius=0.06))
-    V, F = joined(leg, trousers)
+    V, F = merge(leg, trousers)
     point, how = cue(V, F, line(hip, ankle, 40))
     assert how == "proportion"
 
