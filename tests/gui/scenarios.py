@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 import bpy
+import numpy as np
 
 from scene import (armatures, character, check_mesh_follows, check_rigged, run, run_error, select,
                    snapshot, weights)
@@ -297,6 +298,39 @@ def auto_skeleton_each_naming(ui):
     settings.naming = 'bonesmith'
 
 
+def adjust_joints_markers(ui):
+    """Auto Rig (Mixamo names), Adjust Joints, the left knee's marker moved up, Rebuild: the
+    shin starts at the marker, the right knee follows (a symmetric body), the sidebar shows
+    Rebuild and Done while the markers are out (docs/auto_skeleton.md#markers)."""
+    settings = bpy.context.scene.bonesmith
+    mesh = character()
+    settings.naming = 'mixamo'
+    yield 0.2
+    result = run(ui, "bonesmith.auto_rig", naming='mixamo')
+    expect(result == {'FINISHED'}, f"Auto Rig returned {result}")
+    (rig,) = armatures()
+    select([rig])
+    result = run(ui, "bonesmith.adjust_joints")
+    expect(result == {'FINISHED'}, f"Adjust Joints returned {result}")
+    marks = {o.name: o for o in rig.children if o.name.startswith("BS_")}
+    expect({"BS_knee.L", "BS_knee.R", "BS_chin"} <= set(marks), f"markers shown: {sorted(marks)}")
+    height = float(np.ptp([v.co.z for v in mesh.data.vertices]))
+    knee = marks["BS_knee.L"]
+    right = rig.matrix_world @ rig.data.bones["mixamorig:RightLeg"].head_local
+    knee.matrix_world.translation.z += 0.08 * height        # the user's drag (G, Z)
+    target = knee.matrix_world.translation.copy()
+    yield 0.5
+    sidebar_shot(ui, "sidebar_markers")
+    result = run(ui, "bonesmith.rebuild_joints")
+    expect(result == {'FINISHED'}, f"Rebuild returned {result}")
+    head = rig.matrix_world @ rig.data.bones["mixamorig:LeftLeg"].head_local
+    expect((head - target).length < 1e-4 * height, f"the left shin starts {(head - target).length:.4f} from the marker")
+    moved = rig.matrix_world @ rig.data.bones["mixamorig:RightLeg"].head_local
+    expect(abs(moved.z - right.z - 0.08 * height) < 1e-3 * height, "the right knee did not follow its mirror")
+    check_rigged(mesh, rig)
+    settings.naming = 'bonesmith'
+
+
 def auto_skin_existing_armature(ui):
     """Auto Skin onto the artist's own armature: groups for its bones, a modifier, a parent."""
     mesh, arm = character(with_rig=True)
@@ -508,6 +542,7 @@ SCENARIOS = [
     auto_rig_fbx,
     auto_rig_gltf,
     auto_skeleton_each_naming,
+    adjust_joints_markers,
     auto_skin_existing_armature,
     background_escape,
     undo_auto_rig,
