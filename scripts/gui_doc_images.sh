@@ -11,6 +11,7 @@ pic() {  # pic NAME OUT [CROP]
     "${convert[@]}" png:- ${3:+-crop "$3" +repage} -colors 256 PNG8:- < "out/gui/$1.png" > "docs/images/$2.png"
 }
 pic sidebar_mesh_selected gui_sidebar 291x280+0+0
+pic sidebar_markers gui_sidebar_markers 291x300+0+0
 pic viewport_posed gui_auto_rig_posed 900x784+422+0
 pic status_bar_progress gui_status_progress 520x26+0+0
 pic status_bar_error gui_status_error 560x26+560+0

@@ -320,6 +320,8 @@ def adjust_joints_markers(ui):
     knee.matrix_world.translation.z += 0.08 * height        # the user's drag (G, Z)
     target = knee.matrix_world.translation.copy()
     yield 0.5
+    ui.region(ui.area('VIEW_3D'), 'UI').tag_redraw()         # the new row moves the sub-panels down
+    yield 1.0
     sidebar_shot(ui, "sidebar_markers")
     result = run(ui, "bonesmith.rebuild_joints")
     expect(result == {'FINISHED'}, f"Rebuild returned {result}")
