@@ -303,8 +303,8 @@ def test_a_crown_is_headgear_but_wings_are_no_humanoid():
 
 
 def test_a_flap_along_the_torso_is_no_appendage_but_a_tail_or_a_plate_by_the_arm_is():
-    """An extremity whose tip stays near the spine (a tunic's flap, a backpack; three 0 A.D.
-    armour tunics and a Quaternius adventurer were missed) does not stop recognition,
+    """An extremity whose tip stays near the spine (a tunic's flap, a backpack; an 0 A.D.
+    armour tunic and three Quaternius characters were missed) does not stop recognition,
     however long its way along the tree; a tail standing off the body still does, and so
     does a plate hanging by an arm (mechs are not humanoids in ../shared/data)."""
     from bonesmith.core.rig import humanoid
