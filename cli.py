@@ -232,17 +232,15 @@ def _add_skin_parser(commands) -> None:
 def _skin(meshes, armature, *, model=None, max_influences: int = 4):
     """Auto Skin `meshes` to `armature` (as the operator does); returns (weights, seconds)."""
     import bpy
-    from .operators import auto_skin
+    from .bridge import skin
 
-    skin_input = auto_skin.read_input(bpy.context, meshes, armature)
-    if model is not None:
-        if not Path(model).is_file():
-            raise BonesmithError(f"Skin model not found: {model}")
-        skin_input.model = str(model)
+    if model is not None and not Path(model).is_file():
+        raise BonesmithError(f"Skin model not found: {model}")
+    skin_input = skin.read(meshes, armature, model=model)
     started = time.perf_counter()
-    weights = auto_skin.compute(skin_input, max_influences)
+    weights = skin.compute(skin_input, max_influences)
     seconds = time.perf_counter() - started
-    auto_skin.apply(bpy.context, skin_input, weights)
+    skin.apply(bpy.context, skin_input, weights)
     return weights, seconds
 
 

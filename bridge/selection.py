@@ -50,3 +50,18 @@ def in_view_layer(context, objects) -> list:
     """The objects of `objects` that are in the context's view layer, in their order."""
     names = {o.name for o in context.view_layer.objects}
     return [o for o in objects if o.name in names]
+
+
+def meshes_again(names, label: str, vertex_counts=None) -> list:
+    """The mesh objects `names` looked up again in apply() (the user may have changed the
+    scene while a job ran). BonesmithError when one was removed or renamed, or, given the
+    vertex counts read, edited."""
+    meshes = []
+    for k, name in enumerate(names):
+        obj = bpy.data.objects.get(name)
+        if obj is None or obj.type != 'MESH':
+            raise BonesmithError(f"The mesh '{name}' was removed or renamed while {label} ran")
+        if vertex_counts is not None and len(obj.data.vertices) != vertex_counts[k]:
+            raise BonesmithError(f"The mesh '{name}' was edited while {label} ran: run it again")
+        meshes.append(obj)
+    return meshes

@@ -18,12 +18,14 @@ import numpy as np
 from .. import preferences
 from ..bridge import armature as bridge_armature
 from ..bridge import markers as bridge_markers
+from ..bridge import skin as bridge_skin
 from ..bridge import mesh as bridge_mesh
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
 from ..core.errors import BonesmithError
-from . import auto_skeleton, auto_skin
-from .base import BonesmithOperator, meshes_again, to_object_mode
+from . import auto_skeleton
+from ..bridge.selection import meshes_again
+from .base import BonesmithOperator, to_object_mode
 
 NOT_BUILT = ("Select an armature that Auto Skeleton or Auto Rig built (or one of its meshes): "
              "its joints can be adjusted with markers")
@@ -141,7 +143,7 @@ def compute(inp: RebuildInput, progress):
                              "run Auto Skeleton again")
     weights = None
     if inp.rest is not None:
-        weights = auto_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
+        weights = bridge_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
                                     skeleton.tails, model=inp.model, max_influences=inp.max_influences,
                                     progress=lambda f, m="": progress(share + (1 - share) * f, m))
     return skeleton, weights

@@ -10,10 +10,12 @@ import bpy
 from .. import preferences
 from ..bridge import armature as bridge_armature
 from ..bridge import markers as bridge_markers
+from ..bridge import skin as bridge_skin
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
-from . import auto_skeleton, auto_skin, options
-from .base import BonesmithOperator, meshes_again
+from . import auto_skeleton, options
+from ..bridge.selection import meshes_again
+from .base import BonesmithOperator
 
 
 @dataclass
@@ -41,7 +43,7 @@ def read_input(context) -> AutoRigInput:
 def compute(inp: AutoRigInput, detail: float, max_influences: int, progress, naming: str = "bonesmith"):
     """(skeleton, weights): the skeleton takes the first 70 % of the progress bar."""
     skeleton = auto_skeleton.compute(inp.rig, detail, lambda f, m="": progress(0.7 * f, m), naming)
-    weights = auto_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
+    weights = bridge_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
                                 skeleton.tails, model=inp.model, max_influences=max_influences,
                                 progress=lambda f, m="": progress(0.7 + 0.3 * f, m))
     return skeleton, weights

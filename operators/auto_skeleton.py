@@ -16,7 +16,8 @@ from ..bridge import mesh as bridge_mesh
 from ..core import skeleton as core_skeleton
 from ..core.errors import BonesmithError
 from . import options
-from .base import BonesmithOperator, meshes_again, to_object_mode
+from ..bridge.selection import meshes_again
+from .base import BonesmithOperator, to_object_mode
 
 
 @dataclass

@@ -19,8 +19,8 @@ scene (and cleans up after itself when it raises) the scene is as it was. Every 
 operator is REGISTER + UNDO unless it says otherwise (Export FBX). An operator that needs
 poll() keeps it cheap: no array reads there.
 
-Helpers for the stages are here too: to_object_mode() for read, meshes_again() for apply,
-run_in_background() for in_background().
+Helpers for the stages are here too: to_object_mode() for read, run_in_background() for
+in_background(); apply() looks its meshes up again with bridge.selection.meshes_again().
 """
 from __future__ import annotations
 
@@ -38,21 +38,6 @@ def to_object_mode(context) -> None:
     """Leave Edit (or another) Mode, so that edits reach the mesh data read next."""
     if context.mode != 'OBJECT' and context.active_object is not None:
         bpy.ops.object.mode_set(mode='OBJECT')
-
-
-def meshes_again(names, label: str, vertex_counts=None) -> list:
-    """The mesh objects `names` looked up again in apply() (the user may have changed the
-    scene while a job ran). BonesmithError when one was removed or renamed, or, given the
-    vertex counts read, edited."""
-    meshes = []
-    for k, name in enumerate(names):
-        obj = bpy.data.objects.get(name)
-        if obj is None or obj.type != 'MESH':
-            raise BonesmithError(f"The mesh '{name}' was removed or renamed while {label} ran")
-        if vertex_counts is not None and len(obj.data.vertices) != vertex_counts[k]:
-            raise BonesmithError(f"The mesh '{name}' was edited while {label} ran: run it again")
-        meshes.append(obj)
-    return meshes
 
 
 def async_threshold(context) -> int:

@@ -9,7 +9,8 @@ that differs, e.g. `train_epochs: EPOCHS`); a group of options goes in as a mixi
 """
 from bpy.props import EnumProperty, FloatProperty, IntProperty, StringProperty
 
-DEFAULT_MAX_INFLUENCES = 4
+from ..bridge.skin import DEFAULT_MAX_INFLUENCES
+
 LIVE_BUDGET_MS = 4.0   # default live-bake cost per frame (sets the number of shape keys)
 
 # -- Auto Skeleton, Auto Skin, Auto Rig -----------------------------------------------------

@@ -611,7 +611,8 @@ def _modal(ext_module, slow=False):
     op = operator_stand_in(cls, max_influences=4)
     op._input = module.read_input(bpy.context)
 
-    op._job = started_job(Job, lambda progress: module.compute(op._input, 4, progress), slow)
+    skin = ext_module("bridge.skin")
+    op._job = started_job(Job, lambda progress: skin.compute(op._input, 4, progress), slow)
     return op
 
 

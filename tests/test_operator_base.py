@@ -146,15 +146,15 @@ def test_headless_never_computes_in_the_background(probe, ext_module):
 
 def test_meshes_again_says_what_changed_while_the_operator_ran(ext_module, errors, make_mesh, humanoid):
     import bpy
-    base = ext_module("operators.base")
+    selection = ext_module("bridge.selection")
     a, b = make_mesh("a", *humanoid), make_mesh("b", *humanoid)
     counts = [len(a.data.vertices), len(b.data.vertices)]
-    assert base.meshes_again(["a", "b"], "Probe", counts) == [a, b]
+    assert selection.meshes_again(["a", "b"], "Probe", counts) == [a, b]
     b.data.vertices.add(1)
     edited = "^The mesh 'b' was edited while Probe ran: run it again$"
     with pytest.raises(errors.BonesmithError, match=edited):
-        base.meshes_again(["a", "b"], "Probe", counts)
-    assert base.meshes_again(["a", "b"], "Probe") == [a, b]   # without counts, edits pass
+        selection.meshes_again(["a", "b"], "Probe", counts)
+    assert selection.meshes_again(["a", "b"], "Probe") == [a, b]   # without counts, edits pass
     bpy.data.objects.remove(a)
     with pytest.raises(errors.BonesmithError, match="^The mesh 'a' was removed or renamed while Probe ran$"):
-        base.meshes_again(["a", "b"], "Probe")
+        selection.meshes_again(["a", "b"], "Probe")
