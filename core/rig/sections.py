@@ -16,6 +16,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from ..mesh import triangle_edges
 from .polyline import point_at
 
 TANGENT_SPAN = 0.05      # the path's direction at a point: its chord over this share of the length, each way
@@ -42,10 +43,9 @@ def _tangent(path, f) -> np.ndarray:
 
 def _edges(F):
     """(unique edges (m, 2), (f, 3) each face's edge indices)."""
-    F = np.asarray(F, dtype=np.int64)
-    half = np.sort(np.stack([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]], axis=1).reshape(-1, 2), axis=1)
+    half = np.sort(triangle_edges(np.asarray(F, dtype=np.int64)), axis=1)
     E, inverse = np.unique(half, axis=0, return_inverse=True)
-    return E, inverse.reshape(-1, 3)
+    return E, inverse.reshape(3, -1).T
 
 
 def _section(V, E, face_edges, parts, p, t) -> Section:
