@@ -115,15 +115,10 @@ def run(args) -> int:
     what = f"{len(bodies)} bodies, " if len(bodies) > 1 else ""
     print(f"correctives: {what}{len(first['vertices'])} vertices, {len(first['joints'])} joints, "
           f"{poses} poses, at most {max_keys} shape keys", flush=True)
-    if len(bodies) == 1:
-        model = correctives.fit_correctives(first["vertices"], first["faces"], first["joints"],
-                                            first["parents"], first["weights"], first["rotations"],
-                                            first["posed"], max_keys=max_keys, names=first["names"])
-    else:
-        model = correctives.fit_correctives(
-            [b["vertices"] for b in bodies], first["faces"], [b["joints"] for b in bodies],
-            first["parents"], first["weights"], [b["rotations"] for b in bodies],
-            [b["posed"] for b in bodies], max_keys=max_keys, names=first["names"])
+    model = correctives.fit_correctives(
+        [b["vertices"] for b in bodies], first["faces"], [b["joints"] for b in bodies], first["parents"],
+        first["weights"], [b["rotations"] for b in bodies], [b["posed"] for b in bodies], max_keys=max_keys,
+        names=first["names"])
     model.save(args.out)
     for path, data in zip(args.inputs, bodies):
         label = f"{path.name}: " if len(bodies) > 1 else ""
@@ -169,30 +164,13 @@ def _apply_correctives(args) -> int:
 
 
 def _apply_to_rigged(args, model, body_path, out) -> int:
-    from ..bridge import armature as bridge_armature
     from ..bridge import correctives as bridge
-    from ..bridge.weights import combine_rest, deform_bones
 
     if model.names is None:
         raise BonesmithError(f"{args.apply.name} holds no bone names (learned from records without "
                              "joint_names): apply it to a record body")
     armature, meshes = _rigged_character(body_path)
-    names = model.names
-    missing = [n for n in names if n not in armature.data.bones]
-    if missing:
-        raise BonesmithError(f"'{armature.name}' lacks bones of the family ({', '.join(missing[:3])}): "
-                             "it needs the family's skeleton")
-    heads, _, _, bones = deform_bones(armature)
-    own = heads[[bones.index(n) for n in names]]
-    mesh_set = combine_rest(meshes)
-    body = model.for_body(mesh_set.vertices, own if args.body_joints else None)
-    old_heads, old_tails = bridge_armature.bone_ends(armature, names)
-    parents = bridge.bone_parents(armature, names)
-    bridge.fit_armature(armature, body.joints, bridge.tails_from_heads(body.joints, old_heads,
-                                                                          old_tails, parents), names)
-    bridge.write_refined_weights(meshes, mesh_set, body.weights, names)
-    keys = body.live_keys(bridge.bone_rest_rotations(armature, names), names=names)
-    bridge.write_live_keys(meshes, mesh_set, armature, keys, names)
+    body, own, keys = bridge.apply_family(armature, meshes, model, body_joints=args.body_joints)
     if out.suffix.lower() == ".npz":
         body.save(out)
     else:
