@@ -9,7 +9,7 @@ from ..core.errors import BonesmithError
 from ..core.files import check_writable
 from . import common
 
-SAMPLE_CHARACTER = Path(__file__).resolve().parents[1] / "tests" / "data" / "quat_Male_Casual.npz"
+SAMPLE_CHARACTER = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"   # in the zip too
 
 
 def add_parser(commands) -> None:
@@ -68,7 +68,7 @@ def _keyframe_poses(armature, poses) -> None:
 def run(args) -> int:
     if not SAMPLE_CHARACTER.is_file():
         raise BonesmithError(f"The sample character is missing: {SAMPLE_CHARACTER} "
-                             "(the demo runs from a checkout of the repository)")
+                             "(reinstall the extension, or check out the repository again)")
     check_writable(args.out / "demo.fbx")
     common.empty_scene()
     from ..bridge import fbx as bridge_fbx

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-SAMPLE = Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz"
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
 TOLERANCE = 1e-6
 
 
