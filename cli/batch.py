@@ -36,6 +36,7 @@ STOP_SECONDS = 5.0   # after Ctrl-C, how long a child gets to end before it is k
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 ERROR_PREFIX = "bonesmith: error:"
 EXIT_INTERRUPTED = 130
+EXTENSION_PACKAGE = __package__.rpartition(".")[0]   # what `python -m` runs: bonesmith, not bonesmith.cli
 
 
 def add_parser(commands) -> None:
@@ -213,7 +214,7 @@ def child_env(threads: int) -> dict:
 
 def child_command(task: Task, partial: Path, detail: float, naming: str = "bonesmith",
                   markers: Path | None = None) -> list[str]:
-    return [sys.executable, "-m", __package__, "skin", str(task.source), "--auto-skeleton",
+    return [sys.executable, "-m", EXTENSION_PACKAGE, "skin", str(task.source), "--auto-skeleton",
             "--detail", str(detail), "--naming", naming, "--out", str(partial),
             *(["--markers", str(Path(markers).resolve())] if markers is not None else [])]
 

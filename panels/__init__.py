@@ -8,7 +8,7 @@ from ..bridge import markers as bridge_markers
 from ..bridge import selection
 from ..operators import options
 from . import correctives
-from .base import BonesmithPanel
+from .base import BonesmithPanel, FoldedPanel
 
 
 class BonesmithSettings(bpy.types.PropertyGroup):
@@ -69,11 +69,9 @@ class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
         col.operator("bonesmith.export_fbx", icon='EXPORT')
 
 
-class BONESMITH_PT_options(BonesmithPanel, bpy.types.Panel):
+class BONESMITH_PT_options(FoldedPanel, bpy.types.Panel):
     bl_label = "Options"
     bl_idname = "BONESMITH_PT_options"
-    bl_parent_id = "BONESMITH_PT_skeleton"
-    bl_options = {'DEFAULT_CLOSED'}
 
     def draw(self, context):
         col = self.layout.column()
@@ -86,11 +84,9 @@ class BONESMITH_PT_options(BonesmithPanel, bpy.types.Panel):
             col.prop(prefs, "skin_model", text="")
 
 
-class BONESMITH_PT_train(BonesmithPanel, bpy.types.Panel):
+class BONESMITH_PT_train(FoldedPanel, bpy.types.Panel):
     bl_label = "Train Skin"
     bl_idname = "BONESMITH_PT_train"
-    bl_parent_id = "BONESMITH_PT_skeleton"
-    bl_options = {'DEFAULT_CLOSED'}
 
     def draw(self, context):
         col = self.layout.column()

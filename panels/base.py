@@ -7,3 +7,9 @@ class BonesmithPanel:
     bl_space_type = 'VIEW_3D'
     bl_region_type = 'UI'
     bl_category = "Bonesmith"
+
+
+class FoldedPanel(BonesmithPanel):
+    """A sub-panel of the Bonesmith sidebar, folded until the user opens it."""
+    bl_parent_id = "BONESMITH_PT_skeleton"
+    bl_options = {'DEFAULT_CLOSED'}

@@ -6,7 +6,7 @@ import bpy
 from ..bridge import selection
 from ..operators import correctives as ops
 from ..operators import options
-from .base import BonesmithPanel
+from .base import FoldedPanel
 
 
 class BonesmithCorrectivesSettings(options.LearnOptions, bpy.types.PropertyGroup):
@@ -16,11 +16,9 @@ class BonesmithCorrectivesSettings(options.LearnOptions, bpy.types.PropertyGroup
     regressor_name: options.REGRESSOR_NAME
 
 
-class BONESMITH_PT_correctives(BonesmithPanel, bpy.types.Panel):
+class BONESMITH_PT_correctives(FoldedPanel, bpy.types.Panel):
     bl_label = "Correctives"
     bl_idname = "BONESMITH_PT_correctives"
-    bl_parent_id = "BONESMITH_PT_skeleton"
-    bl_options = {'DEFAULT_CLOSED'}
 
     def draw(self, context):
         layout = self.layout
