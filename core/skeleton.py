@@ -21,7 +21,7 @@ from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
 from .meshprep import (body_faces, check_one_character, check_small_members, clean_mesh, group_members, resample,
                        validate)
-from .metrics import inside_mesh
+from .proximity import inside_mesh
 from .unsubdivide import coarse_mesh
 
 
