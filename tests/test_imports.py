@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The package's import structure, read statically (docs/design.md): no import cycle among
-its modules, core/ never imports bpy, the command line imports nothing from operators/.
+its modules, core/ never imports bpy, the command line imports nothing from operators/;
+and, run, Auto Skin's preparation loads no module of the rig package.
 
 Modules are found by walking the repository, so the checks follow files that move.
 Imports inside functions count too; `from pkg import sub` depends on the submodule only."""
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -138,6 +140,15 @@ def test_the_command_line_imports_nothing_from_operators():
     operators = f"{PACKAGE}.operators"
     bad = {m: sorted(d for d in graph[m] if d == operators or d.startswith(operators + ".")) for m in cli}
     assert not any(bad.values()), bad
+
+
+def test_auto_skin_prep_loads_no_rig_module(cli_env):
+    """Orientation and symmetry are shared from core/, not from the rig package (humanoid,
+    fingers, presets ...), which Auto Skin does not need."""
+    code = ("import sys, bonesmith.core.skinning.prep; "
+            "print([m for m in sys.modules if m.startswith('bonesmith.core.rig')])")
+    out = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 if __name__ == "__main__":       # a report: python tests/test_imports.py
