@@ -272,7 +272,7 @@ def family(name: str) -> str:
 def surface_below(V, F, point):
     """Height of the first surface crossing straight below `point` (the crotch, from the
     pelvis), or None."""
-    from bonesmith.core.centering import ray_hits
+    from bonesmith.core.rays import ray_hits
 
     origin = point + [1e-6 * np.ptp(V[:, 0]), 0.0, 0.0]      # off the seam of a symmetric mesh
     T0 = V[F[:, 0]]

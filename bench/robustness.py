@@ -66,7 +66,7 @@ TURNED = {"facing +X": ("z", 90), "facing -X": ("z", -90), "facing +Y": ("z", 18
 
 def expected_facing(name: str) -> dict:
     """{'front': '+X', 'up': '+Z'}: the sample's front (-Y) and up (+Z) after the case's turn."""
-    from bonesmith.core.rig.orientation import axis_name
+    from bonesmith.core.orientation import axis_name
     R = _rotation(*TURNED.get(name, ("z", 0)))
     return {"front": axis_name(R @ [0, -1, 0]), "up": axis_name(R @ [0, 0, 1])}
 

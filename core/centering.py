@@ -11,33 +11,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
+from .rays import ray_hits
+
 N_DIRECTIONS = 8   # rays per joint in its cross-section plane: 4 opposite pairs
-# A hit closer than this along a ray is the surface the ray starts on, not a wall.
-MIN_HIT = 1e-9
 # inward_midpoints casts rays from this many surface vertices nearest each point; tuned.
 INWARD_VERTICES = 32
 # inward_midpoints starts each ray this far off its vertex, so it does not hit the
 # vertex's own triangles.
 RAY_START_OFFSET = 1e-7
-
-
-def ray_hits(origin, directions, T0, E1, E2):
-    """Nearest positive hit distance along each direction (inf if none); Möller–Trumbore.
-
-    origin: (3,); directions: (D, 3); T0: (F, 3) first corner of each triangle, E1, E2:
-    (F, 3) its two edges from T0. Returns (D,) distances in units of |direction|.
-    """
-    p = np.cross(directions[:, None, :], E2[None])             # (D, F, 3)
-    det = np.einsum("dfi,fi->df", p, E1)
-    ok = np.abs(det) > 1e-14
-    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
-    s = origin - T0                                            # (F, 3)
-    u = np.einsum("dfi,fi->df", p, s) * inv
-    q = np.cross(s, E1)                                        # (F, 3)
-    v = np.einsum("di,fi->df", directions, q) * inv
-    t = np.einsum("fi,fi->f", q, E2)[None] * inv
-    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > MIN_HIT)
-    return np.where(hit, t, np.inf).min(axis=1)
 
 
 def _plane_directions(axis):

@@ -16,12 +16,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import centering, rig
+from . import centering, orientation, rig, symmetry
 from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
+from .limbs import SIDE_TOLERANCE   # chains this close to the plane get no .L/.R suffix
 from .meshprep import (body_faces, check_one_character, check_small_members, clean_mesh, group_members, resample,
                        validate)
-from .metrics import inside_mesh
+from .proximity import inside_mesh
 from .unsubdivide import coarse_mesh
 
 
@@ -82,7 +83,6 @@ class Skeleton:
 ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
 PAIR_TOLERANCE = 0.03  # joints this close to each other's mirror image are a left/right pair
 CENTRE_TOLERANCE = 0.02  # joints this close to the plane of symmetry are on it
-SIDE_TOLERANCE = rig.naming.SIDE_TOLERANCE   # chains this close to the plane get no .L/.R suffix
 
 DEFAULTS = dict(
     proxy_vertices=5000,   # contraction runs on a proxy of about this size
@@ -153,7 +153,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
         report(1.0, "Done")
         return _group_skeleton(mesh, members, {"timings": timings, "far_faces_left_out": int((~body).sum())})
     # its plane of symmetry to x = 0 (facing +-X, lying on a side; off the box's centre)
-    turn, shift = rig.symmetry_frame(mesh.vertices)
+    turn, shift = symmetry.symmetry_frame(mesh.vertices)
     mesh = replace(mesh, vertices=mesh.vertices @ turn.T - [shift, 0.0, 0.0],
                    center=mesh.center + ([shift, 0.0, 0.0] @ turn) * mesh.scale)
     V, F = resample(mesh.vertices, mesh.faces, opt["proxy_vertices"])
@@ -170,7 +170,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
 
     t = time.perf_counter()
     report(0.9, "Building rig")
-    symmetric = rig.is_mirror_symmetric(mesh.vertices)   # in x = 0, after the symmetry turn
+    symmetric = symmetry.is_mirror_symmetric(mesh.vertices)   # in x = 0, after the symmetry turn
     tree = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric)
 
     def joints(lean):
@@ -204,7 +204,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     timings["total"] = time.perf_counter() - t0
     report(1.0, "Done")
     info = {"timings": timings, "contraction": cinfo, "proxy_vertices": len(V),
-            "graph_nodes": len(nodes), "far_faces_left_out": int((~body).sum()), **rig.facing(turn),
+            "graph_nodes": len(nodes), "far_faces_left_out": int((~body).sum()), **orientation.facing(turn),
             "humanoid": human is not None, "naming": naming if roles else "bonesmith"}
     if roles:
         info["roles"] = roles
@@ -234,7 +234,7 @@ def _upright_bones(pos, par, socket, turn):
     upright turn); lying, facing +Y, the rig is turned to up +Z, front -Y."""
     heads, tails, parents = rig.to_bones(pos, par, socket)
     tails = rig.shorten_end_bones(heads, tails, parents)
-    upright = rig.upright_turn(heads, tails, parents, SIDE_TOLERANCE, on_its_side=rig.is_side_turn(turn))
+    upright = orientation.upright_turn(heads, tails, parents, SIDE_TOLERANCE, on_its_side=symmetry.is_side_turn(turn))
     return heads @ upright.T, tails @ upright.T, parents, upright
 
 

@@ -57,7 +57,7 @@ PIP_PLATFORMS = {
     + ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"],
     "windows-x64": ["win_amd64"],
     # embreex has macOS-13 wheels only (on macOS 11/12 it does not load and Auto Skin
-    # falls back to its numpy ray test, core/skinning/rays.py).
+    # falls back to its numpy ray test, core/rays.py).
     "macos-arm64": ["macosx_12_0_arm64", "macosx_13_0_arm64"],
     "macos-x64": ["macosx_10_13_x86_64"],
     "linux-arm64": [f"manylinux_2_{minor}_aarch64" for minor in range(28, 16, -1)] + ["manylinux2014_aarch64"],

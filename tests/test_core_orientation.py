@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bonesmith.core.rig import facing, symmetry_turn, upright_turn
+from bonesmith.core.orientation import facing, upright_turn
+from bonesmith.core.symmetry import symmetry_turn
 from bonesmith.core.skeleton import extract_skeleton
 from bonesmith.core.skinning import predict_weights
 
@@ -100,7 +101,7 @@ def test_auto_skin_weights_do_not_depend_on_which_way_the_character_lies(sample,
 
 def test_feet_give_the_front_only_when_they_point_forward_or_back(sample):
     """Auto Skin uses the facing-free model when they do not (prep.upright)."""
-    from bonesmith.core.rig.orientation import feet_give_front
+    from bonesmith.core.orientation import feet_give_front
     assert not feet_give_front(sample["joints"], sample["joint_tails"], sample["parents"])  # legs end at the ankle
     # pelvis, two legs down (thigh, shin), each with a foot forward (-Y)
     heads = np.array([[0, 0, 1.0], [0.15, 0, 1.0], [0.15, 0, 0.5], [0.15, 0, 0.05],

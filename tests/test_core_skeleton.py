@@ -7,7 +7,7 @@ import pytest
 
 from bonesmith.core import metrics
 from bonesmith.core.errors import InvalidMeshError
-from bonesmith.core.rig import is_mirror_symmetric, symmetry_frame
+from bonesmith.core.symmetry import is_mirror_symmetric, symmetry_frame
 from bonesmith.core.skeleton import Skeleton, extract_skeleton
 
 from conftest import is_one_tree, merge, voxel_mesh

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Auto Skin's visibility test on Embree (core/skinning/rays.py) gives the answers of the
-exact numpy test, and Auto Skin's weights do not depend on which one runs."""
+"""Ray casting (core/rays.py): Auto Skin's visibility test on Embree gives the answers of the
+exact numpy test, Auto Skin's weights do not depend on which one runs, and Auto Skeleton's
+ray hits find the nearest wall."""
 import numpy as np
 import pytest
 
 from bonesmith.core.skinning import predict_weights
-from bonesmith.core.skinning import rays
-from bonesmith.core.skinning.geometry import segment_tester, segments_blocked_exact
+from bonesmith.core import rays
+from bonesmith.core.rays import ray_hits, segment_tester, segments_blocked_exact
 from bonesmith.core.skinning.prep import prepare_mesh
 from conftest import sample_arrays
 from test_skinning_core import cylinder
@@ -73,3 +74,30 @@ def test_weights_do_not_depend_on_the_ray_test(embree, monkeypatch):
     monkeypatch.setenv("BONESMITH_RAYS", "numpy")
     exact = predict_weights(V, F, J, P, T)
     assert np.abs(fast - exact).max() <= 1e-3
+
+
+def test_ray_hits_finds_the_nearest_wall():
+    """From the axis of a capped tube of radius 0.2 a sideways ray meets the wall within 0.2
+    (in units of the direction's length), one along the axis the cap; none points away."""
+    V, F = cylinder(radius=0.2, height=2.0)
+    T0 = V[F[:, 0]]
+    dirs = np.array([[1.0, 0, 0], [0, -2.0, 0], [0, 0, 1.0]])
+    t = ray_hits(np.array([0.0, 0.0, 1.0]), dirs, T0, V[F[:, 1]] - T0, V[F[:, 2]] - T0)
+    assert t[2] == pytest.approx(1.0)                    # the cap at z = 2
+    assert np.isinf(ray_hits(np.array([0.0, 0.0, 3.0]), dirs[2:], T0, V[F[:, 1]] - T0, V[F[:, 2]] - T0)).all()
+    assert 0.18 < t[0] <= 0.2 and 0.09 < t[1] <= 0.1     # a polygon inside the circle
+
+
+def test_segments_and_rays_agree():
+    """The numpy segment test and ray_hits share one Möller–Trumbore test: a segment is
+    blocked exactly when its ray's nearest hit is inside it."""
+    V, F = cylinder(radius=0.2, height=2.0)
+    T0, E1, E2 = V[F[:, 0]], V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]
+    origin = np.array([0.05, 0.02, 1.1])
+    rng = np.random.default_rng(3)
+    ends = origin + rng.normal(size=(200, 3)) * 0.3
+    first = ray_hits(origin, ends - origin, T0, E1, E2)
+    clear = (first > 1.0 + 1e-3) | (first < 1.0 - 1e-3)       # no hit near the segment's end
+    blocked = segments_blocked_exact(V, F, np.repeat(origin[None], 200, 0), ends)
+    assert clear.sum() > 150 and 0 < blocked.sum() < 200
+    assert (blocked[clear] == (first[clear] < 1.0)).all()

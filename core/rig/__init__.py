@@ -20,7 +20,6 @@ budget      prune_unsupported: no bone without vertices to move; straighten_chai
 placement   center_in_sections, push_inside: joints centred and inside the surface.
 bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
 naming      bone_names: readable, mirror-friendly names.
-orientation upright_turn: up and front found from the limbs (lying, facing +Y ...).
 humanoid    recognise, standard_bones: two legs, two arms, a head -> the standard skeleton;
             snap_limbs, limb_bones: the generic rig's limb joints and limb names.
 markers     check, apply: humanoid landmarks placed by the user, the rest derived around them.
@@ -42,18 +41,16 @@ from .naming import bone_names
 from .parts import body_weights, join_parts, part_extents, ring_parts, solid_parts, straighten_convex_parts
 from .placement import center_in_sections, clearly_inside, push_inside
 from .refine import refine_nodes
-from .orientation import facing, upright_turn
-from .symmetry import (MIRROR, is_mirror_symmetric, is_side_turn, mirror_pairs, mirror_tree, symmetry_frame,
-                       symmetry_turn)
+from .symmetry import mirror_pairs, mirror_tree
 from .tree import (centre_flat_body, choose_root, extend_leaves, merge_end_clusters, orient, prune_plane_sheets, prune_spurs, spanning_tree,
                    walk_to_junction)
 
 __all__ = [
-    "MIRROR", "adjacency", "body_weights", "bone_support", "bone_names", "center_in_sections", "centre_flat_body",
+    "adjacency", "body_weights", "bone_support", "bone_names", "center_in_sections", "centre_flat_body",
     "choose_root",
-    "clearly_inside", "default_up", "edge_list", "extend_leaves", "facing", "group_bones", "is_mirror_symmetric", "is_side_turn",
+    "clearly_inside", "default_up", "edge_list", "extend_leaves", "group_bones",
     "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents",
     "prune_plane_sheets", "prune_spurs", "prune_unsupported", "push_inside", "refine_nodes", "ring_parts", "shorten_end_bones", "simplify_chains",
-    "single_bone", "solid_parts", "spanning_tree", "straighten_chains", "straighten_convex_parts", "symmetry_frame", "symmetry_turn", "to_bones", "upright_turn",
+    "single_bone", "solid_parts", "spanning_tree", "straighten_chains", "straighten_convex_parts", "to_bones",
     "walk_to_junction",
 ]

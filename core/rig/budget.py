@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metrics import nearest_segments
+from ..proximity import nearest_segments
 from .graph import compact_parents
 from .symmetry import mirror_partners
 

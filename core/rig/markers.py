@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import BonesmithError
-from .symmetry import MIRROR
+from ..symmetry import MIRROR
 
 # marker -> the standard role whose joint (bone head) it places
 ROLES = {"chin": "head", "shoulder": "upper_arm", "elbow": "forearm", "wrist": "hand",

@@ -73,7 +73,7 @@ def ring_parts(V, F, part, vertex_area) -> np.ndarray:
     V (V, 3), F (F, 3); part (V,) part label of each vertex (0..P-1); vertex_area (V,)
     the weight of each vertex in the centre of mass. Returns (P,) bool.
     """
-    from ..centering import ray_hits
+    from ..rays import ray_hits
     n = int(part.max()) + 1
     out = np.zeros(n, bool)
     face_part = part[F[:, 0]]

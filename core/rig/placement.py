@@ -10,7 +10,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ..centering import center_joints
-from ..metrics import InsideRule, inside_mesh
+from ..proximity import InsideRule, inside_mesh
 
 # Walls farther than this many body radii from a joint are ignored when centring it.
 CENTRE_REACH_RADII = 2.5

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree
 
-from ..centering import ray_hits
+from ..rays import ray_hits
 
 # Added to every edge length: scipy's sparse graphs take a zero weight for "no edge",
 # so two coincident nodes would lose the edge between them.

@@ -1,12 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Geometry kernels for skinning: bone distances, cotangent Laplacian with mixed Voronoi
-areas, consistent face orientation, vertex normals and segment visibility tests.
-All on numpy/scipy; inputs are in the normalised frame of prep.SkinMesh."""
+areas, consistent face orientation and vertex normals (the segment visibility tests are
+core/rays.py's). All on numpy/scipy; inputs are in the normalised frame of prep.SkinMesh."""
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial import cKDTree
 
 from ..mesh import orient_faces, triangle_edges  # noqa: F401 - orient_faces is heat.py's, now in core.mesh
 
@@ -100,98 +99,3 @@ def vertex_normals(V, F, area_weighted: bool = False):
         np.add.at(N, F[:, k], fn)
     ln = np.linalg.norm(N, axis=1, keepdims=True)
     return np.divide(N, ln, out=np.zeros_like(N), where=ln > 0)
-
-
-def segments_blocked(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False):
-    """For each segment P0[i] -> P1[i]: does it cross a triangle of (V, F)? The rules
-    are segments_blocked_exact's; the test runs on Embree when it is installed (rays.py)."""
-    return segment_tester(V, F)(P0, P1, skip_vertex, tol=tol, front_only=front_only)
-
-
-def segment_tester(V, F):
-    """segments_blocked for one mesh and many queries, as a function (P0, P1,
-    skip_vertex=None, *, tol, front_only) -> (S,) bool: Embree's scene is built once."""
-    from .rays import Scene, embree_available
-    if embree_available() and len(F):
-        return Scene(V, F).segments_blocked
-    return lambda P0, P1, skip_vertex=None, **kw: segments_blocked_exact(V, F, P0, P1, skip_vertex, **kw)
-
-
-def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False):
-    """For each segment P0[i] -> P1[i]: does it cross a triangle of (V, F)? (numpy, float64)
-
-    Triangles that contain skip_vertex[i] (the segment's own start vertex) are ignored,
-    and hits within `tol` (relative) of either end do not count. front_only: only
-    triangles whose normal (winding of F) faces the segment's start block it, as in
-    Blender's bone heat (a segment leaving a closed surface is not blocked). Candidate (segment,
-    triangle) pairs come from points sampled along the segments and a k-d tree over
-    triangle centres, by bins of triangle size, then an exact Moller-Trumbore test."""
-    P0 = np.asarray(P0, float)
-    P1 = np.asarray(P1, float)
-    S = len(P0)
-    blocked = np.zeros(S, bool)
-    if S == 0 or len(F) == 0:
-        return blocked
-    T0, T1, T2 = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
-    cen = (T0 + T1 + T2) / 3.0
-    R = np.sqrt(np.max(np.stack([((T - cen) ** 2).sum(1) for T in (T0, T1, T2)], 1), axis=1))
-    L = np.linalg.norm(P1 - P0, axis=1)
-    edge = float(np.median(np.linalg.norm(T1 - T0, axis=1)))
-    spacing = max(edge, 1e-9)
-    # cap the number of samples
-    total = float(L.sum())
-    if total / spacing > 4e6:
-        spacing = total / 4e6
-    ns = np.ceil(L / spacing).astype(np.int64) + 1
-    seg = np.repeat(np.arange(S), ns)
-    first = np.cumsum(ns) - ns
-    k = np.arange(len(seg)) - first[seg]
-    t = (k / np.maximum(ns[seg] - 1, 1))[:, None]
-    samples = P0[seg] * (1 - t) + P1[seg] * t
-    step_half = 0.5 * (L[seg] / np.maximum(ns[seg] - 1, 1))
-    stree = cKDTree(samples)
-    # bins of triangle radius (powers of two)
-    rb = np.floor(np.log2(np.maximum(R, 1e-12))).astype(np.int64)
-    pairs = []
-    for b in np.unique(rb):
-        tri = np.flatnonzero(rb == b)
-        rmax = float(R[tri].max()) + float(step_half.max() if len(step_half) else 0.0)
-        ttree = cKDTree(cen[tri])
-        res = ttree.sparse_distance_matrix(stree, rmax, output_type="coo_matrix")
-        if res.nnz == 0:
-            continue
-        ti, si = tri[res.row], res.col
-        ok = res.data <= R[ti] + step_half[si] + 1e-12
-        pairs.append(np.unique(seg[si[ok]].astype(np.int64) * len(F) + ti[ok]))
-    if not pairs:
-        return blocked
-    pr = np.unique(np.concatenate(pairs))
-    si, ti = pr // len(F), pr % len(F)
-    if skip_vertex is not None:
-        sv = np.asarray(skip_vertex)[si]
-        keep = (F[ti, 0] != sv) & (F[ti, 1] != sv) & (F[ti, 2] != sv)
-        si, ti = si[keep], ti[keep]
-    # Moller-Trumbore on the segment parameter range (tol, 1 - tol)
-    step = 4_000_000
-    for s in range(0, len(si), step):
-        a, b = si[s:s + step], ti[s:s + step]
-        o = P0[a]
-        d = P1[a] - o
-        e1 = T1[b] - T0[b]
-        e2 = T2[b] - T0[b]
-        p = np.cross(d, e2)
-        det = np.einsum("ij,ij->i", e1, p)
-        ok = np.abs(det) > 1e-18
-        inv = np.divide(1.0, det, out=np.zeros_like(det), where=ok)
-        tv = o - T0[b]
-        u = np.einsum("ij,ij->i", tv, p) * inv
-        q = np.cross(tv, e1)
-        v = np.einsum("ij,ij->i", d, q) * inv
-        tt = np.einsum("ij,ij->i", e2, q) * inv
-        hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (tt > tol) & (tt < 1 - tol)
-        if front_only:
-            # det = (d x e2) . e1 = -d . (e1 x e2): det > 0 <=> the normal faces the ray
-            hit &= det > 0
-        if hit.any():
-            blocked[a[hit]] = True
-    return blocked

@@ -30,7 +30,8 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
 from ..mesh import weld_positions
-from .geometry import bone_distances, cotangent_laplacian, orient_faces, segment_tester, vertex_normals
+from ..rays import segment_tester
+from .geometry import bone_distances, cotangent_laplacian, orient_faces, vertex_normals
 from .prep import Bones, SkinMesh
 
 TIE_EPS = 1e-4          # bones within this relative distance of the nearest count as tied (Blender)

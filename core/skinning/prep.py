@@ -17,8 +17,8 @@ from scipy.spatial import cKDTree
 
 from ..errors import InvalidArmatureError, InvalidMeshError
 from ..mesh import bbox_diagonal, vertex_components
-from ..rig import is_side_turn, symmetry_turn, upright_turn
-from ..rig.orientation import MIN_LEGS, count_legs, feet_give_front
+from ..orientation import MIN_LEGS, count_legs, feet_give_front, upright_turn
+from ..symmetry import is_side_turn, symmetry_turn
 from ..unsubdivide import undo_midpoint_subdivision
 from ..meshprep import box_gaps, component_boxes, check_points, compact, numeric, triangle_areas, unique_faces, validate, weld_normalised
 
@@ -260,7 +260,7 @@ def character_frame(mesh: SkinMesh, bones: Bones) -> tuple[SkinMesh, Bones]:
 
 def upright(mesh: SkinMesh, bones: Bones) -> tuple[SkinMesh, Bones]:
     """The mesh and bones turned so that the character stands up facing -Y, found as for
-    Auto Skeleton (rig.symmetry_turn, then rig.upright_turn on the armature's limbs), when
+    Auto Skeleton (symmetry.symmetry_turn, then orientation.upright_turn on the armature's limbs), when
     the armature turned so has legs to confirm it.
     The network's features hold positions and normals in the mesh's axes and were learned
     on upright characters facing -Y: a character facing +X or lying down doubled its L1.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..meshprep import group_members, members_are_small
-from ..metrics import nearest_segments
+from ..proximity import nearest_segments
 
 
 def scatter(candidates, probs, n_bones: int) -> np.ndarray:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .naming import SIDE_TOLERANCE, labelled_chains
+from .limbs import SIDE_TOLERANCE, labelled_chains
 
 LEG_LENGTH = 0.15        # a leg spans at least this share of the rig's size
 MIN_LEGS = 2             # a turn must give at least this many legs to be taken
