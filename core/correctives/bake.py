@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What baking a corrective model onto a rigged character computes, before bridge/ writes
-it into Blender (docs/correctives.md#bake): the refined weights limited for an engine,
+it into Blender (docs/correctives.md#shape-keys): the refined weights limited for an engine,
 bone tails for moved heads, and shape keys whose values stay within a slider's range."""
 from __future__ import annotations
 
