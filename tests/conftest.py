@@ -484,3 +484,30 @@ def operator_stand_in(cls, **attributes):
 
     namespace.update(__init__=__init__, report=report)
     return type(f"{cls.__name__}_stand_in", (), namespace)()
+
+
+# -- where results lie, for tests that check outcomes -------------------------------------------
+
+def inside(points, vertices, faces):
+    """Whether each point lies inside the closed surface: an odd number of crossings along
+    a ray, by majority over three skew directions (so a ray through an edge is outvoted).
+    Plain numpy (Moller-Trumbore), whatever the faces' winding; independent of bonesmith's
+    own inside tests."""
+    P = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    T = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)]          # (F, 3, 3)
+    e1, e2 = T[:, 1] - T[:, 0], T[:, 2] - T[:, 0]
+    votes = np.zeros(len(P), dtype=int)
+    for d in ([0.5433, 0.3012, 0.7841], [-0.2718, 0.8415, 0.4667], [0.6931, -0.5772, -0.4142]):
+        d = np.asarray(d) / np.linalg.norm(d)
+        h = np.cross(d, e2)
+        det = (e1 * h).sum(axis=1)
+        ok = np.abs(det) > 1e-300
+        inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+        s_ = P[:, None] - T[None, :, 0]                                     # (p, F, 3)
+        u = (s_ * h).sum(axis=2) * inv
+        q = np.cross(s_, e1)
+        v = (q @ d) * inv
+        t = (q * e2).sum(axis=2) * inv
+        hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 0)
+        votes += hit.sum(axis=1) % 2
+    return votes >= 2
