@@ -484,3 +484,76 @@ def operator_stand_in(cls, **attributes):
 
     namespace.update(__init__=__init__, report=report)
     return type(f"{cls.__name__}_stand_in", (), namespace)()
+
+
+# -- where results lie, for tests that check outcomes -------------------------------------------
+
+def inside(points, vertices, faces):
+    """Whether each point lies inside the closed surface: an odd number of crossings along
+    a ray, by majority over three skew directions (so a ray through an edge is outvoted).
+    Plain numpy (Moller-Trumbore), whatever the faces' winding; independent of bonesmith's
+    own inside tests."""
+    P = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    T = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)]          # (F, 3, 3)
+    e1, e2 = T[:, 1] - T[:, 0], T[:, 2] - T[:, 0]
+    votes = np.zeros(len(P), dtype=int)
+    for d in ([0.5433, 0.3012, 0.7841], [-0.2718, 0.8415, 0.4667], [0.6931, -0.5772, -0.4142]):
+        d = np.asarray(d) / np.linalg.norm(d)
+        h = np.cross(d, e2)
+        det = (e1 * h).sum(axis=1)
+        ok = np.abs(det) > 1e-300
+        inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+        s_ = P[:, None] - T[None, :, 0]                                     # (p, F, 3)
+        u = (s_ * h).sum(axis=2) * inv
+        q = np.cross(s_, e1)
+        v = (q @ d) * inv
+        t = (q * e2).sum(axis=2) * inv
+        hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 0)
+        votes += hit.sum(axis=1) % 2
+    return votes >= 2
+
+
+def extremities(vertices, band=0.03):
+    """name -> boolean mask of the vertices at the extremities of a character standing up
+    Z, arms out along X, centred on x = 0 (the blocky humanoid, the sample): the outermost
+    `band` (a share of the largest extent) of each hand, of the crown, and of each sole."""
+    V = np.asarray(vertices, dtype=np.float64)
+    lo, hi = V.min(axis=0), V.max(axis=0)
+    width = band * np.ptp(V, axis=0).max()
+    centre = (lo[0] + hi[0]) / 2
+    return {"hand.L": V[:, 0] > hi[0] - width, "hand.R": V[:, 0] < lo[0] + width,
+            "crown": V[:, 2] > hi[2] - width,
+            "sole.L": (V[:, 2] < lo[2] + width) & (V[:, 0] > centre),
+            "sole.R": (V[:, 2] < lo[2] + width) & (V[:, 0] < centre)}
+
+
+def check_bones_in_place(armature, obj, vertices, faces, inside_only=False):
+    """The armature's bones lie where a standing character's bones go (`vertices`: the
+    mesh's own coordinates, Z up, arms along X): heads and bone middles inside the mesh, a
+    bone end at each hand, sole and the crown, the root bone at the hips. With
+    `inside_only`, for a mesh object scaled unevenly and turned (a sheared, tilted
+    character, rigged in world space as it is), only the first."""
+    M = np.array(obj.matrix_world)
+    world = np.asarray(vertices, dtype=np.float64) @ M[:3, :3].T + M[:3, 3]
+    size = float(np.linalg.norm(np.ptp(world, axis=0)))
+    A = np.array(armature.matrix_world)
+    bones = list(armature.data.bones)
+    heads = np.array([A @ (*b.head_local, 1.0) for b in bones])[:, :3]
+    tails = np.array([A @ (*b.tail_local, 1.0) for b in bones])[:, :3]
+    # all measured inside; a joint may sit on the surface of a thin part (a finger)
+    assert inside(np.vstack([heads, (heads + tails) / 2]), world, faces).mean() >= 0.95
+    if inside_only:
+        return
+    # the contraction ends a chain about a limb's radius short of a rounded tip: 1-3 % of
+    # the diagonal measured on both characters
+    ends = np.vstack([heads, tails])
+    for name, mask in extremities(vertices).items():
+        tip = world[mask].mean(axis=0)
+        assert np.linalg.norm(ends - tip, axis=1).min() < 0.05 * size, name
+    # the root at the hips: on the plane of symmetry, about half the height up (0.49 and
+    # 0.52 measured); back in the mesh's own coordinates
+    (root,) = [h for b, h in zip(bones, heads) if b.parent is None]
+    local = np.linalg.solve(M, np.append(root, 1.0))[:3]
+    lo, hi = np.min(vertices, axis=0), np.max(vertices, axis=0)
+    assert abs(local[0] - (lo[0] + hi[0]) / 2) < 0.01 * np.ptp(vertices, axis=0).max()
+    assert 0.35 < (local[2] - lo[2]) / (hi[2] - lo[2]) < 0.65

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import Event, operator_stand_in, started_job
+from conftest import Event, check_bones_in_place, operator_stand_in, started_job
 
 TRANSFORMS = {
     "identity": {},
@@ -62,9 +62,11 @@ def test_auto_skeleton_rigs_the_mesh(bridge, core, make_mesh, character, transfo
         parent = bones[name].parent
         assert (parent.name if parent else None) == (expected.names[p] if p >= 0 else None)
 
-    # every joint lies within the mesh's world bounding box
+    # every joint lies within the mesh's world bounding box, and inside the mesh where a
+    # character's bones go
     lo, hi = inputs.vertices.min(0), inputs.vertices.max(0)
     assert np.all(heads >= lo - 1e-6 * size) and np.all(heads <= hi + 1e-6 * size)
+    check_bones_in_place(armature, obj, vertices, faces, inside_only=transform != "identity")
 
     # the mesh is rigged, and still where it was
     assert obj.parent == armature
@@ -112,11 +114,12 @@ def test_detail_is_passed_to_core(bridge, core, make_mesh, sample):
 
 def test_auto_skeleton_from_edit_mode(make_mesh, humanoid):
     import bpy
-    obj = make_mesh("body", *humanoid)
+    obj = make_mesh("body", *humanoid, location=(0.5, 0, 0))
     bpy.ops.object.mode_set(mode='EDIT')
     assert bpy.ops.bonesmith.auto_skeleton() == {'FINISHED'}
     assert bpy.context.mode == 'OBJECT'
     assert obj.parent is not None and obj.parent.type == 'ARMATURE'
+    check_bones_in_place(obj.parent, obj, *humanoid)
 
 
 # -- bad input: a clear message, nothing changed ----------------------------------------------
@@ -194,6 +197,7 @@ def test_invoke_in_background_runs_to_completion(make_mesh, humanoid):
     obj = make_mesh("body", *humanoid)
     assert bpy.ops.bonesmith.auto_skeleton('INVOKE_DEFAULT') == {'FINISHED'}
     assert obj.parent is not None and obj.parent.type == 'ARMATURE'
+    check_bones_in_place(obj.parent, obj, *humanoid)
 
 
 # -- the modal (background thread) path, driven by hand ---------------------------------------
@@ -226,6 +230,7 @@ def test_modal_finishes_and_builds_the_rig(ext_module, make_mesh, humanoid):
     assert result == {'FINISHED'}, op.reports
     assert obj.parent is not None and obj.parent.type == 'ARMATURE'
     assert any('INFO' in kind and "bones" in message for kind, message in op.reports)
+    check_bones_in_place(obj.parent, obj, *humanoid)
 
 
 def test_modal_escape_cancels_and_changes_nothing(ext_module, make_mesh, humanoid, scene_state):
@@ -271,3 +276,8 @@ def test_a_character_lying_on_its_back_gets_limbs_with_sides_and_the_report_says
     assert any("facing +Z, up +Y" in message for _, message in op.reports), op.reports
     names = {b.name for b in obj.parent.data.bones}
     assert {"leg_01.L", "leg_01.R", "arm_01.L", "arm_01.R"} <= names
+    check_bones_in_place(obj.parent, obj, *sample)
+    # ... and the legs are where the legs are: the character's own down is world -Y
+    A = np.array(obj.parent.matrix_world)
+    y = {b.name: (A @ (*b.head_local, 1.0))[1] for b in obj.parent.data.bones}
+    assert max(y["leg_01.L"], y["leg_01.R"]) < min(y["arm_01.L"], y["arm_01.R"])

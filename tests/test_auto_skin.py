@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from conftest import Event, operator_stand_in, select, shoal_arrays, started_job
+from conftest import (Event, check_bones_in_place, extremities, operator_stand_in, select,
+                      shoal_arrays, started_job)
 
 TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
 
@@ -78,6 +79,34 @@ def vertex_group_state(obj):
         for g in v.groups:
             state[names[g.group]][v.index] = round(g.weight, 6)
     return state
+
+
+def check_limbs_ride_on_their_bones(bridge, obj, armature, vertices):
+    """Auto Skeleton's limbs on a standing character (`vertices`: the mesh's own, Z up, arms
+    along X) carry their extremities, and posing one moves only its own."""
+    weights, names = bone_groups(obj, armature)
+    # each extremity rides on its own limb: a hand on its arm chain, a sole on its leg
+    # chain, the crown on the neck chain (all measured wholly; > 0.9 allows a blend at a
+    # wrist-long band's inner edge), and none of it on the other side's limb
+    tips = extremities(vertices)
+    share = lambda bone: weights[:, [names.index(n) for n in subtree(armature, bone)]].sum(axis=1)  # noqa: E731
+    limbs = {"hand.L": "arm_01.L", "hand.R": "arm_01.R", "sole.L": "leg_01.L",
+             "sole.R": "leg_01.R", "crown": "neck_01"}
+    for tip, limb in limbs.items():
+        assert share(limb)[tips[tip]].min() > 0.9, tip
+        if tip != "crown":
+            other = limb[:-1] + {"L": "R", "R": "L"}[limb[-1]]
+            assert share(other)[tips[tip]].max() == 0, tip
+
+    # posing the left thigh swings the left sole and nothing of the right leg or the hands
+    rest = evaluated_world(bridge, obj)
+    size = float(np.linalg.norm(np.ptp(rest, axis=0)))
+    pose_rotate(armature, "leg_01.L", axis='X')
+    moved = np.linalg.norm(evaluated_world(bridge, obj) - rest, axis=1)
+    assert moved[tips["sole.L"]].min() > 0.1 * size     # an 80° turn at the hip: about a leg length
+    for still in ("sole.R", "hand.L", "hand.R", "crown"):
+        assert moved[tips[still]].max() < 1e-6 * size, still
+    reset_pose(armature)
 
 
 # -- hand-made armature -----------------------------------------------------------------------
@@ -210,6 +239,8 @@ def test_auto_skin_sample_with_auto_skeleton(bridge, make_mesh, sample):
     local = sample[0]
     center = (local.min(0) + local.max(0)) / 2
     assert np.all(side * (local[share > 0.5, 0] - center[0]) > 0)
+    # ... among them that arm's hand, wholly
+    assert share[extremities(local)["hand" + arm[-2:]]].min() > 0.9
 
 
 def test_auto_rig_one_click(bridge, make_mesh, sample):
@@ -222,6 +253,8 @@ def test_auto_rig_one_click(bridge, make_mesh, sample):
     weights, names = check_weighted(obj, armature)
     assert len(names) == len(armature.data.bones) > 5
     assert bpy.context.view_layer.objects.active == armature
+    check_bones_in_place(armature, obj, *sample)
+    check_limbs_ride_on_their_bones(bridge, obj, armature, sample[0])
 
 
 def test_auto_rig_a_shoal_moves_each_fish_with_its_own_bone(bridge, make_mesh):

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import extremities, inside
+
 PROGRESS = re.compile(r"^\[\s*(\d+)/(\d+)\] ok (\d+) failed (\d+) \| \d\d:\d\d elapsed, ETA \d\d:\d\d \| "
                       r"(\S+) (ok|failed) \d+\.\d s$", re.MULTILINE)
 
@@ -88,6 +90,26 @@ def test_batch_outputs_are_rigged_and_weighted(first_run, bridge, scene):
     assert set(groups.values()) <= bones
     sums = np.array([sum(g.weight for g in v.groups) for v in mesh.data.vertices])
     np.testing.assert_allclose(sums, 1.0, atol=1e-3)
+    # the blocky humanoid's joints inside it (glTF keeps heads, not tails: an importer
+    # makes the tails up), and its hands and soles wholly on their own limb's bones (the
+    # extremities are two bone lengths from any other bone)
+    A, M = np.array(armature.matrix_world), np.array(mesh.matrix_world)
+    vertices = np.array([v.co[:] for v in mesh.data.vertices]) @ M[:3, :3].T + M[:3, 3]   # Z up
+    mesh.data.calc_loop_triangles()
+    faces = np.array([t.vertices[:] for t in mesh.data.loop_triangles])
+    heads = np.array([A @ (*b.head_local, 1.0) for b in armature.data.bones])[:, :3]
+    assert inside(heads, vertices, faces).all()
+    weights = np.zeros((len(vertices), len(groups)))
+    for v in mesh.data.vertices:
+        for g in v.groups:
+            weights[v.index, g.group] = g.weight
+    names = [groups[k] for k in range(len(groups))]
+    for tip, mask in extremities(vertices).items():
+        if tip == "crown":
+            continue
+        limb = "arm" if tip.startswith("hand") else "leg"
+        own = [j for j, n in enumerate(names) if n.startswith(limb) and n.endswith(tip[-2:])]
+        assert weights[mask][:, own].sum(axis=1).min() > 0.9, tip
 
 
 def test_batch_resume_skips_what_is_done(first_run, cli_with_bpy):

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import is_one_tree
+from conftest import check_bones_in_place, is_one_tree
 
 
 def test_help_lists_commands(cli):
@@ -53,7 +53,7 @@ def test_skeleton_npz_to_blend_and_glb(cli_with_bpy, sample_path, tmp_path, suff
         assert magic.startswith(b"glTF")
 
 
-def test_skeleton_blend_output_contains_the_rig(cli_with_bpy, sample, tmp_path, bridge, scene):
+def test_skeleton_blend_output_contains_the_rig(cli_with_bpy, sample, tmp_path, bridge, scene, core):
     import bpy
     source = tmp_path / "sample.npz"
     np.savez(source, verts=sample[0], faces=sample[1])
@@ -63,8 +63,10 @@ def test_skeleton_blend_output_contains_the_rig(cli_with_bpy, sample, tmp_path, 
     (mesh,) = objects
     assert mesh.parent is not None and mesh.parent.type == 'ARMATURE'
     assert mesh.parent.name in bpy.context.scene.objects
-    assert len(mesh.parent.data.bones) > 1
     assert [m.object for m in mesh.modifiers if m.type == 'ARMATURE'] == [mesh.parent]
+    # the rig is Auto Skeleton's on the sample, where the sample's bones go
+    assert sorted(b.name for b in mesh.parent.data.bones) == sorted(core.extract_skeleton(*sample).names)
+    check_bones_in_place(mesh.parent, mesh, *sample)
 
 
 def test_skeleton_bad_inputs(cli_with_bpy, tmp_path):

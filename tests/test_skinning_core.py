@@ -10,6 +10,8 @@ from bonesmith.core.skinning.heat import bone_heat
 from bonesmith.core.skinning.prep import prepare_bones, prepare_mesh
 from bonesmith.core.skinning.weights import prune, scatter
 
+from conftest import HUMANOID_BONES, humanoid_arrays
+
 
 def cylinder(radius=0.2, height=2.0, rings=21, segments=16, z0=0.0):
     """Closed capped cylinder along +Z from z0, outward-facing triangles."""
@@ -94,6 +96,64 @@ def test_members_of_a_group_move_rigidly_but_characters_side_by_side_still_bend(
     assert W[low][:, 0::2].sum(axis=1).min() > 0.95 and W[high][:, 1::2].sum(axis=1).min() > 0.95
 
 
+def humanoid_rig():
+    """conftest's blocky T-posed humanoid (symmetric in x) and its hand-made rig (bones
+    along the middle of each limb): V, F, heads, parents, tails, names."""
+    V, F = humanoid_arrays()
+    names = list(HUMANOID_BONES)
+    heads = np.array([HUMANOID_BONES[n][0] for n in names], float)
+    tails = np.array([HUMANOID_BONES[n][1] for n in names], float)
+    parents = np.array([names.index(HUMANOID_BONES[n][2]) if HUMANOID_BONES[n][2] else -1 for n in names])
+    return V, F, heads, parents, tails, names
+
+
+def check_humanoid_weights(W, V, heads, tails, names):
+    """Where the weights of the blocky humanoid go (its limbs are 0.15 thick, 0.65 long)."""
+    check_rows(W, len(names))
+    col = {n: j for j, n in enumerate(names)}
+    # a bone's middle is a limb's length from the next joint's blend (heat spreads about
+    # a limb's thickness past a joint): the vertices within 0.15 of it are that bone's.
+    # The hips' middle is near the thighs' tops, so only the mean is asked there.
+    middles = (heads + tails) / 2
+    for j, name in enumerate(names):
+        near = np.linalg.norm(V - middles[j], axis=1) < 0.15
+        assert near.sum() >= 10, name
+        assert W[near, j].mean() > 0.7, name
+        if name != "hips":
+            assert (W[near].argmax(axis=1) == j).all() and W[near, j].min() > 0.6, name
+    # the hands and feet ride wholly on their own forearm and shin, nothing on the trunk
+    # or the other side (they are two bone lengths from any other bone)
+    trunk = [col[n] for n in ("hips", "spine", "head")]
+    for side, x in ((".L", 1.0), (".R", -1.0)):
+        hand = x * V[:, 0] > 0.8
+        foot = (V[:, 2] < 0.15) & (x * V[:, 0] > 0)
+        assert hand.sum() >= 10 and foot.sum() >= 10
+        assert W[hand, col["forearm" + side]].min() > 0.99
+        assert W[foot, col["shin" + side]].min() > 0.99
+        other = [j for n, j in col.items() if n.endswith(".R" if side == ".L" else ".L")]
+        assert W[hand][:, trunk + other].max() == 0 and W[foot][:, trunk + other].max() == 0
+    # mirror symmetric: the mirrored vertex's weights are this one's with .L and .R
+    # swapped. The triangulation of the voxel surface is not mirrored (every quad is split
+    # along the same diagonal) and segments graze its faces (visibility decided in
+    # float32), so a few shoulder vertices differ by up to 0.3 (measured); on average a
+    # row differs by 0.01 (L1) and where one bone dominates it is the mirrored one.
+    key = {tuple(np.round(v, 6)): i for i, v in enumerate(V)}
+    mirror = np.array([key[tuple(np.round(v * [-1, 1, 1], 6))] for v in V])
+    swap = [col[n[:-2] + {".L": ".R", ".R": ".L"}[n[-2:]]] if n[-2:] in (".L", ".R") else j
+            for j, n in enumerate(names)]
+    mirrored = W[mirror][:, swap]
+    assert np.abs(mirrored - W).sum(axis=1).mean() < 0.05
+    clear = W.max(axis=1) > 0.7
+    np.testing.assert_array_equal(mirrored[clear].argmax(axis=1), W[clear].argmax(axis=1))
+
+
+@pytest.mark.parametrize("model", ["prior", None])
+def test_a_humanoid_is_weighted_limb_by_limb_and_mirror_symmetric(model):
+    V, F, heads, parents, tails, names = humanoid_rig()
+    W = predict_weights(V, F, heads, parents, tails, model=model)
+    check_humanoid_weights(W, V, heads, tails, names)
+
+
 def test_three_bones_at_most_max_influences():
     V, F = cylinder(rings=31)
     j, p, t = three_bones()
@@ -102,6 +162,11 @@ def test_three_bones_at_most_max_influences():
         check_rows(W, 3, k)
     W1 = predict_weights(V, F, j, p, t, max_influences=1)
     assert set(np.unique(W1)) <= {0.0, 1.0}
+    # ... and on the bone its height lies along: away from the joints (0.7 and 1.3) by a
+    # radius and a half, where the heat's blend has died out, there is no choice to make
+    along = np.digitize(V[:, 2], [0.7, 1.3])
+    clear = np.abs(V[:, 2, None] - [0.7, 1.3]).min(axis=1) > 0.3
+    np.testing.assert_array_equal(W1[clear].argmax(axis=1), along[clear])
 
 
 @pytest.mark.parametrize("scale", [0.01, 1000.0])
@@ -163,6 +228,10 @@ def test_degenerate_and_non_manifold_faces():
     F2 = np.concatenate([F, [[n, n + 1, n + 2], F[0], [F[5, 0], F[5, 1], n + 3]]])
     W = predict_weights(V2, F2, j, p, t)
     check_rows(W, 2)
+    # the stray faces change the cylinder's own weights little (they add no volume; the
+    # fin touches the surface at one edge only): the clean weights within 0.05
+    np.testing.assert_allclose(W[:n], predict_weights(V, F, j, p, t), atol=0.05)
+    assert W[n + 3, 0] > 0.9                                 # the fin's tip, at z 0.5: lower bone
 
 
 def test_zero_length_and_far_bones_and_missing_tails():
@@ -170,9 +239,18 @@ def test_zero_length_and_far_bones_and_missing_tails():
     j, p, t = two_bones()
     t0 = t.copy()
     t0[1] = j[1]                                             # zero-length upper bone
-    check_rows(predict_weights(V, F, j, p, t0), 2)
+    W0 = predict_weights(V, F, j, p, t0)
+    check_rows(W0, 2)
+    # a point bone at the lower bone's tail (z 1.0): below, the lower bone is nearer; above,
+    # both are equally near (a tie: heat from each, docs/auto_skin.md), so about half each
+    assert W0[V[:, 2] < 0.8, 0].min() > 0.9
+    assert np.all((W0[V[:, 2] > 1.2, 1] > 0.3) & (W0[V[:, 2] > 1.2, 1] < 0.7))
     far = j + np.array([100.0, 0, 0])                        # armature far from the mesh
-    check_rows(predict_weights(V, F, far, p, t + np.array([100.0, 0, 0])), 2)
+    Wf = predict_weights(V, F, far, p, t + np.array([100.0, 0, 0]))
+    check_rows(Wf, 2)
+    # 100 lengths away no bone is visible and the bones' distances to any vertex differ by
+    # under 1 %: weak heat from both (docs/auto_skin.md), neither dominates, no vertex unweighted
+    assert np.all(np.abs(Wf - 0.5) < 0.05)
     W = predict_weights(V, F, j, p, None)                    # tails from the children
     check_rows(W, 2)
     assert W[V[:, 2] < 0.4, 0].min() > 0.9
@@ -283,6 +361,10 @@ def test_model_dispatch():
     j, p, t = three_bones()
     W = predict_weights(V, F, j, p, t, model=_OneHotModel())
     check_rows(W, 3, 1)
+    # the network's choice is the one used: the geodesically nearest bone, which away
+    # from the joints (0.7 and 1.3, by more than a radius and a half) is the one alongside
+    clear = np.abs(V[:, 2, None] - [0.7, 1.3]).min(axis=1) > 0.3
+    np.testing.assert_array_equal(W[clear].argmax(axis=1), np.digitize(V[clear, 2], [0.7, 1.3]))
     Wp = predict_weights(V, F, j, p, t, model="prior")
     check_rows(Wp, 3)
     with pytest.raises(TypeError):
