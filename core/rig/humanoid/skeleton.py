@@ -105,7 +105,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
             knees = ["shin.L", "shin.R"]
             out.update({"knee_centre" + role[-2:]: out[role] for role in knees})   # for snap_limbs
             for role, p in zip(knees, at_spine_depth([out[r] for r in knees], humanoid.vertices, humanoid.inside,
-                                                      KNEE_DEPTH)):
+                                                     KNEE_DEPTH)):
                 out[role] = p
     if humanoid.markers:
         out = markers.apply(out, markers.with_mirrors(humanoid.markers, humanoid.symmetric))
