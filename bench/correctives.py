@@ -104,7 +104,7 @@ def run(path, levels, args) -> dict:
     armature, obj = build_scene(path, levels)
     ch = bc.character_arrays(armature, [obj])
     names, T, W = ch["names"], ch["vertices"], ch["weights"]
-    args_fit = (T, ch["faces"], ch["joints"], ch["parents"], W)
+    args_fit = ([T], ch["faces"], [ch["joints"]], ch["parents"], W)
     diag = bbox_diagonal(T)
     B = bc.bone_rest_rotations(armature, names)
     R = cc.random_rotations(ch["parents"], args.train + args.test, max_degrees=args.max_degrees,
@@ -121,7 +121,7 @@ def run(path, levels, args) -> dict:
     for label, options in (("refined_w", dict(pose_correctives=False)), ("full", {}),
                            ("model", dict(max_keys=cc.key_budget(len(T), args.budget_ms)))):
         start = time.perf_counter()
-        fits[label] = cc.fit_correctives(*args_fit, R[tr], G[tr], **options)
+        fits[label] = cc.fit_correctives(*args_fit, [R[tr]], [G[tr]], **options)
         row[f"{label}_s"] = time.perf_counter() - start
         row[label] = errors(fits[label].pose(R[te]), G[te], diag)
 

@@ -94,8 +94,8 @@ def main(argv=None) -> int:
         diag = bbox_diagonal(T)
         predicted = model.for_body(T)
         start = time.perf_counter()
-        own = cc.fit_correctives(T, d["faces"], J, d["parents"], d["weights"], R[fit_poses],
-                                 G[fit_poses], **options)
+        own = cc.fit_correctives([T], d["faces"], [J], d["parents"], d["weights"], [R[fit_poses]],
+                                 [G[fit_poses]], **options)
         own_seconds = time.perf_counter() - start
         Rt, Gt = R[test_poses], G[test_poses]
         plain = lambda joints: cc.lbs(T, d["weights"], cc.skinning_matrices(joints, d["parents"], Rt))  # noqa: E731

@@ -319,6 +319,15 @@ def _topological(bones) -> list:
     return order
 
 
+def require_bones(armature: bpy.types.Object, names, *, of: str, fix: str) -> list:
+    """The bones `names` of `armature`; BonesmithError naming the armature and the first
+    missing bones otherwise: "'Rig' lacks bones {of} (a, b, c): {fix}"."""
+    missing = [n for n in names if n not in armature.data.bones]
+    if missing:
+        raise BonesmithError(f"'{armature.name}' lacks bones {of} ({', '.join(missing[:3])}): {fix}")
+    return [armature.data.bones[n] for n in names]
+
+
 def bone_ends(armature: bpy.types.Object, names=None, *, posed: bool = False):
     """World-space heads and tails (J,3) of the bones `names` (default: every bone, in the
     armature's order), at rest or (posed=True) in the armature's current pose."""

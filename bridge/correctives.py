@@ -18,10 +18,10 @@ import numpy as np
 from mathutils import Matrix, Vector
 
 from ..core import correctives
-from ..core.mesh import bbox_diagonal
+from ..core.correctives import bake
 from ..core.errors import BonesmithError
 from . import training_data
-from .armature import _set_mode
+from .armature import _set_mode, bone_ends, require_bones
 from .mesh import matrix_to_numpy, transform_points
 from .pose import kept_pose
 from .weights import combine_rest, write_weights_split
@@ -56,11 +56,7 @@ def _orthonormal(matrices) -> np.ndarray:
 
 
 def _bones(armature, names) -> list:
-    missing = [n for n in names if n not in armature.data.bones]
-    if missing:
-        raise BonesmithError(f"The armature '{armature.name}' has no bone "
-                             f"{', '.join(repr(n) for n in missing[:3])}")
-    return [armature.data.bones[n] for n in names]
+    return require_bones(armature, names, of="of the model", fix="rig the character to the skeleton it learned on")
 
 
 def bone_parents(armature, names) -> np.ndarray:
@@ -244,50 +240,11 @@ def character_arrays(armature, meshes) -> dict:
 
 # -- bakes: weights and bones -------------------------------------------------------------------
 
-def limit_influences(weights, max_influences: int) -> np.ndarray:
-    """Keep each row's `max_influences` largest weights (0: all), rows renormalised.
-
-    Not core.skinning.weights.prune, although both agree on rows with weight: here 0 keeps
-    every influence (prune refuses it), a row without weight stays empty (the vertex joins
-    no group; prune puts it on bone 0), equal weights at the cut keep the later bones
-    (prune: the earlier ones), and NaN is not zeroed."""
-    W = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
-    if 0 < max_influences < W.shape[1]:
-        drop = np.argsort(W, axis=1)[:, :-max_influences]
-        np.put_along_axis(W, drop, 0.0, axis=1)
-    total = W.sum(axis=1, keepdims=True)
-    return np.divide(W, total, out=np.zeros_like(W), where=total > 0)
-
-
 def write_refined_weights(meshes, mesh_set, weights, names, *, max_influences: int = 0,
                           threshold: float = 1e-4) -> None:
     """Refined W (V,J) into the bones' vertex groups (weights.write_weights_split)."""
-    write_weights_split(meshes, mesh_set, limit_influences(weights, max_influences), names,
+    write_weights_split(meshes, mesh_set, bake.limit_influences(weights, max_influences), names,
                         threshold=threshold)
-
-
-def tails_from_heads(heads, old_heads, old_tails, parents) -> np.ndarray:
-    """Tails for moved heads: a bone that ended on a child's head ends on that child's new
-    head (chains stay connected); others keep their direction, scaled like the distance
-    to their parent's head (roots: like the spread of all heads)."""
-    heads, old_heads, old_tails = (np.asarray(a, dtype=np.float64) for a in (heads, old_heads, old_tails))
-    size = bbox_diagonal(np.vstack([old_heads, old_tails]), 1.0)
-    spread = np.linalg.norm(old_heads - old_heads.mean(axis=0))
-    overall = np.linalg.norm(heads - heads.mean(axis=0)) / spread if spread > 1e-6 * size else 1.0
-    tails = np.empty_like(heads)
-    for j, p in enumerate(parents):
-        children = np.flatnonzero(np.asarray(parents) == j)
-        ends = [c for c in children if np.linalg.norm(old_heads[c] - old_tails[j]) <= 1e-4 * size]
-        if ends:
-            tails[j] = heads[ends[0]]
-            continue
-        scale = overall
-        if p >= 0:
-            before = np.linalg.norm(old_heads[j] - old_heads[p])
-            if before > 1e-6 * size:
-                scale = np.linalg.norm(heads[j] - heads[p]) / before
-        tails[j] = heads[j] + scale * (old_tails[j] - old_heads[j])
-    return tails
 
 
 def fit_armature(armature, heads, tails, names) -> None:
@@ -333,23 +290,6 @@ def driver_expression(coeffs) -> str:
     terms = [f"{c:+.7g}*{m[0]}*{m[1]}" for c, m in zip(np.asarray(coeffs, dtype=np.float64),
                                                       correctives.MONOMIALS) if c != 0.0]
     return "".join(terms).lstrip("+") or "0"
-
-
-def bounded_key(key):
-    """The same correction with its value scaled into [-1, 1] for every rotation (and the
-    offsets scaled up to match): a shape key's value is clamped to its slider range (at most
-    ±10 in Blender), which an unseen pose could otherwise exceed. The value is qᵀ·M·q for a
-    unit quaternion q, so its extremes are M's eigenvalues."""
-    M = np.zeros((4, 4))
-    for c, m in zip(np.asarray(key.coeffs, dtype=np.float64), correctives.MONOMIALS):
-        a, b = "wxyz".index(m[0]), "wxyz".index(m[1])
-        M[a, b] += c / 2
-        M[b, a] += c / 2
-    scale = float(np.abs(np.linalg.eigvalsh(M)).max())
-    if scale <= 0:
-        return key
-    return correctives.LiveKey(key.joint, key.name, np.asarray(key.offsets) * scale,
-                               np.asarray(key.coeffs, dtype=np.float64) / scale)
 
 
 def _fcurves(anim_data) -> list:
@@ -445,7 +385,7 @@ def write_live_keys(meshes, mesh_set, armature, keys, names) -> list:
     local quaternion (LOCAL_SPACE: constraints count). Replaces an earlier bake.
     Returns the new shape keys."""
     _check_rows(mesh_set, keys)
-    keys = [bounded_key(key) for key in keys]
+    keys = [bake.bounded_key(key) for key in keys]
     made = []
     for k, obj in enumerate(meshes):
         remove_correctives(obj)
@@ -496,7 +436,7 @@ def bake_keyed(meshes, mesh_set, armature, keys, names, frame_start: int, frame_
     frames = np.arange(int(frame_start), int(frame_end) + 1)
     if not len(frames):
         raise BonesmithError(f"The frame range {frame_start}–{frame_end} is empty")
-    keys = [bounded_key(key) for key in keys]   # the same keys as a live bake
+    keys = [bake.bounded_key(key) for key in keys]   # the same keys as a live bake
     values = correctives.key_values(keys, pose_quaternions(armature, names, frames))
     made = []
     for k, obj in enumerate(meshes):
@@ -555,3 +495,42 @@ def lbs_copy(obj, armature):
     modifier.use_bone_envelopes = False
     modifier.use_deform_preserve_volume = False
     return copy
+
+
+# -- the routes the operators and the command line share ----------------------------------------------
+
+def fit_bones(armature, names, heads) -> None:
+    """Move the heads of bones `names` to `heads` (J,3, world space); their tails follow
+    (core.correctives.bake.tails_from_heads). Fit Armature and a family's new body."""
+    old_heads, old_tails = bone_ends(armature, names)
+    tails = bake.tails_from_heads(heads, old_heads, old_tails, bone_parents(armature, names))
+    fit_armature(armature, heads, tails, names)
+
+
+def bake_body(meshes, mesh_set, armature, model, names, *, mode: str = 'LIVE', max_influences: int = 0,
+              frames=None) -> list:
+    """A body's model into `meshes`: its refined weights, then (mode LIVE) shape keys
+    driven by the bones or (KEYED) keyed on `frames` (first, last), or (WEIGHTS) none.
+    Returns the shape keys made."""
+    write_refined_weights(meshes, mesh_set, model.weights, names, max_influences=max_influences)
+    if mode == 'WEIGHTS':
+        return []
+    keys = model.live_keys(bone_rest_rotations(armature, names), names=names)
+    if mode == 'LIVE':
+        return write_live_keys(meshes, mesh_set, armature, keys, names)
+    return bake_keyed(meshes, mesh_set, armature, keys, names, *frames)
+
+
+def apply_family(armature, meshes, model, *, body_joints: bool = False):
+    """A family model on a new body of the family, rigged to `armature`: its bones moved to
+    the joints the model predicts for the body (body_joints: kept where they are), its
+    refined weights and driven shape keys written into `meshes`. Returns (the body's model,
+    the bones' own heads (J,3), the shape keys made)."""
+    names = model.names
+    require_bones(armature, names, of="of the family", fix="it needs the family's skeleton")
+    own = bone_ends(armature, names)[0]
+    mesh_set = combine_rest(meshes)
+    body = model.for_body(mesh_set.vertices, own if body_joints else None)
+    fit_bones(armature, names, body.joints)
+    keys = bake_body(meshes, mesh_set, armature, body, names)
+    return body, own, keys

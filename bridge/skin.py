@@ -11,21 +11,13 @@ import bpy
 import numpy as np
 
 from ..core.errors import BonesmithError
+from ..core.skinning.armature_check import check_placement
 from . import armature as bridge_armature
 from . import weights as bridge_weights
 from .mesh import MeshSet
 from .selection import meshes_again
 
 DEFAULT_MAX_INFLUENCES = 4
-
-# A mesh whose bounding box stays this far (fraction of the rig's size) from the bones' box
-# is not where the armature is: refuse rather than weight it to whichever bone is nearest.
-FAR_APART = 0.25
-# An armature (3 bones or more) spanning less than this share of the meshes' size is in
-# another unit (centimetres against metres) or left unscaled: refuse rather than skin
-# the whole body to the few bones it reaches.
-TOO_SMALL = 0.02
-
 
 @dataclass
 class SkinInput:
@@ -46,37 +38,6 @@ class SkinInput:
         return len(self.mesh_set.vertices)
 
 
-def check_placement(mesh_set: MeshSet, joints, tails, armature_name: str) -> None:
-    """BonesmithError when a mesh lies clearly away from the bones (an armature left at
-    the origin while the character stands elsewhere, a wrong unit scale...)."""
-    bones = np.vstack([joints, tails])
-    lo, hi = bones.min(axis=0), bones.max(axis=0)
-    rig_size = float(np.linalg.norm(hi - lo))
-    size = max(float(np.linalg.norm(np.ptp(mesh_set.vertices, axis=0))), rig_size)
-    margin = FAR_APART * size
-    finite = mesh_set.vertices[np.isfinite(mesh_set.vertices).all(axis=1)]
-    mesh_size = float(np.linalg.norm(np.ptp(finite, axis=0))) if len(finite) else 0.0
-    if len(joints) >= 3 and mesh_size > 0 and rig_size < TOO_SMALL * mesh_size:
-        raise BonesmithError(
-            f"The armature '{armature_name}' is {mesh_size / max(rig_size, 1e-30):.0f}x smaller than the "
-            "mesh it should deform: the two are in different units or one has an unapplied scale. "
-            "Scale the armature to the mesh (or apply the objects' scale: Ctrl+A) and run Auto Skin again")
-    far = []
-    for k, name in enumerate(mesh_set.names):
-        vertices = mesh_set.vertices[mesh_set.object_slice(k)]
-        if not len(vertices) or not np.isfinite(vertices).all():
-            continue  # core reports empty / NaN meshes with its own message
-        v_lo, v_hi = vertices.min(axis=0), vertices.max(axis=0)
-        gap = np.maximum(np.maximum(lo - v_hi, v_lo - hi), 0.0)
-        if np.linalg.norm(gap) > margin:
-            far.append(name)
-    if far:
-        listed = ", ".join(f"'{n}'" for n in far)
-        raise BonesmithError(
-            f"The mesh {listed} is far away from the bones of '{armature_name}': move the "
-            "armature onto the mesh (or fix a unit scale) and run Auto Skin again")
-
-
 def read(meshes, armature, model=None, warning: str = "") -> SkinInput:
     """SkinInput of `meshes` (rest pose, world space) and the deforming bones of
     `armature`; `model`: a trained model's path, None for the shipped default."""
@@ -85,7 +46,8 @@ def read(meshes, armature, model=None, warning: str = "") -> SkinInput:
     for k, obj in enumerate(meshes):
         if mesh_set.offsets[k + 1] == mesh_set.offsets[k]:
             raise BonesmithError(f"The mesh '{obj.name}' has no vertices")
-    check_placement(mesh_set, joints, tails, armature.name)
+    parts = [(name, mesh_set.vertices[mesh_set.object_slice(k)]) for k, name in enumerate(mesh_set.names)]
+    check_placement(parts, joints, tails, armature.name)
     return SkinInput(
         mesh_names=[obj.name for obj in meshes],
         vertex_counts=[len(obj.data.vertices) for obj in meshes],
@@ -126,10 +88,8 @@ def lookup(skin_input: SkinInput):
     if armature is None or armature.type != 'ARMATURE':
         raise BonesmithError(f"The armature '{skin_input.armature_name}' was removed or renamed "
                              "while Auto Skin ran")
-    missing = [n for n in skin_input.bone_names if n not in armature.data.bones]
-    if missing:
-        raise BonesmithError(f"Bones of '{armature.name}' were renamed or removed while Auto Skin "
-                             f"ran ({', '.join(missing[:3])}): run it again")
+    bridge_armature.require_bones(armature, skin_input.bone_names, of="that Auto Skin read",
+                                  fix="they were renamed or removed while it ran; run it again")
     return meshes, armature
 
 

@@ -18,13 +18,13 @@ import numpy as np
 from .. import preferences
 from ..bridge import armature as bridge_armature
 from ..bridge import markers as bridge_markers
-from ..bridge import skin as bridge_skin
 from ..bridge import mesh as bridge_mesh
+from ..bridge import skeleton as bridge_skeleton
+from ..bridge import skin as bridge_skin
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
-from ..core.errors import BonesmithError
-from . import auto_skeleton
 from ..bridge.selection import meshes_again
+from ..core.errors import BonesmithError
 from .base import BonesmithOperator, to_object_mode
 
 NOT_BUILT = ("Select an armature that Auto Skeleton or Auto Rig built (or one of its meshes): "
@@ -89,7 +89,7 @@ class BONESMITH_OT_hide_joints(BonesmithOperator, bpy.types.Operator):
 @dataclass
 class RebuildInput:
     armature_name: str
-    rig: auto_skeleton.RigInput     # the meshes as Auto Skeleton read them, armature's frame
+    rig: bridge_skeleton.SkeletonInput     # the meshes as Auto Skeleton read them, armature's frame
     markers: dict                   # moved marker -> world position (sent to Auto Skeleton)
     moved: dict                     # moved marker -> armature-local position (remembered)
     detail: float
@@ -121,9 +121,9 @@ def read_input(context) -> RebuildInput:
     world = bridge_mesh.transform_points(A, np.array(list(moved.values()), dtype=np.float64))
     inp = RebuildInput(
         armature_name=armature.name,
-        rig=auto_skeleton.RigInput(mesh_names=[obj.name for obj in meshes], active_name=meshes[0].name,
-                                   vertices=mesh_set.vertices, faces=mesh_set.faces,
-                                   world_to_local=np.linalg.inv(A)),
+        rig=bridge_skeleton.SkeletonInput(mesh_names=[obj.name for obj in meshes], active_name=meshes[0].name,
+                                          vertices=mesh_set.vertices, faces=mesh_set.faces,
+                                          world_to_local=np.linalg.inv(A)),
         markers=dict(zip(moved, world)), moved=moved, detail=settings["detail"], naming=settings["naming"],
         vertex_counts=[len(obj.data.vertices) for obj in meshes])
     if settings.get("skinned"):
@@ -136,8 +136,8 @@ def read_input(context) -> RebuildInput:
 def compute(inp: RebuildInput, progress):
     """(skeleton, weights or None), as Auto Rig computes them, with the markers."""
     share = 0.7 if inp.rest is not None else 1.0
-    skeleton = auto_skeleton.compute(inp.rig, inp.detail, lambda f, m="": progress(share * f, m), inp.naming,
-                                     markers=inp.markers)
+    skeleton = bridge_skeleton.compute(inp.rig, detail=inp.detail, naming=inp.naming, markers=inp.markers,
+                                       progress=lambda f, m="": progress(share * f, m))
     if not skeleton.info.get("humanoid"):
         raise BonesmithError("The mesh is no longer recognised as a humanoid (was it edited?): "
                              "run Auto Skeleton again")

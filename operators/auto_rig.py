@@ -10,17 +10,18 @@ import bpy
 from .. import preferences
 from ..bridge import armature as bridge_armature
 from ..bridge import markers as bridge_markers
+from ..bridge import skeleton as bridge_skeleton
 from ..bridge import skin as bridge_skin
 from ..bridge import weights as bridge_weights
 from ..bridge.mesh import MeshSet
 from . import auto_skeleton, options
 from ..bridge.selection import meshes_again
-from .base import BonesmithOperator
+from .base import BonesmithOperator, to_object_mode
 
 
 @dataclass
 class AutoRigInput:
-    rig: auto_skeleton.RigInput   # for the skeleton (evaluated meshes, as Auto Skeleton reads them)
+    rig: bridge_skeleton.SkeletonInput   # for the skeleton (evaluated meshes, as Auto Skeleton reads them)
     rest: MeshSet                 # for the weights (the meshes' own vertices)
     vertex_counts: list
     model: object = None
@@ -42,7 +43,8 @@ def read_input(context) -> AutoRigInput:
 
 def compute(inp: AutoRigInput, detail: float, max_influences: int, progress, naming: str = "bonesmith"):
     """(skeleton, weights): the skeleton takes the first 70 % of the progress bar."""
-    skeleton = auto_skeleton.compute(inp.rig, detail, lambda f, m="": progress(0.7 * f, m), naming)
+    skeleton = bridge_skeleton.compute(inp.rig, detail=detail, naming=naming,
+                                       progress=lambda f, m="": progress(0.7 * f, m))
     weights = bridge_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
                                 skeleton.tails, model=inp.model, max_influences=max_influences,
                                 progress=lambda f, m="": progress(0.7 + 0.3 * f, m))
@@ -54,7 +56,8 @@ def apply(context, inp: AutoRigInput, skeleton, weights, *, detail: float = 1.0,
     """Build the armature, then write the weights; on failure nothing is left behind."""
     meshes = meshes_again(inp.rig.mesh_names, "Auto Rig", inp.vertex_counts)
     state = bridge_armature.rig_state(meshes)
-    armature = auto_skeleton.build(context, inp.rig, skeleton, detail=detail, naming=naming)
+    to_object_mode(context)
+    armature = bridge_skeleton.build(inp.rig, skeleton, detail=detail, naming=naming, label="Auto Rig")
     try:
         bridge_weights.write_weights_split(meshes, inp.rest, weights, skeleton.names)
     except Exception:

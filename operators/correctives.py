@@ -190,16 +190,10 @@ def fit(plan: LearnPlan, progress=None):
     thread); returns (model, errors on the training poses over all members)."""
     chars = [m.character for m in plan.members]
     first = chars[0]
-    if plan.is_family:
-        model = correctives.fit_correctives(
-            [c["vertices"] for c in chars], first["faces"], [c["joints"] for c in chars],
-            first["parents"], first["weights"], [m.read for m in plan.members],
-            [m.posed for m in plan.members], progress=progress, names=list(first["names"]), **plan.options)
-    else:
-        model = correctives.fit_correctives(first["vertices"], first["faces"], first["joints"],
-                                            first["parents"], first["weights"], plan.members[0].read,
-                                            plan.members[0].posed, progress=progress,
-                                            names=list(first["names"]), **plan.options)
+    model = correctives.fit_correctives(
+        [c["vertices"] for c in chars], first["faces"], [c["joints"] for c in chars], first["parents"],
+        first["weights"], [m.read for m in plan.members], [m.posed for m in plan.members],
+        progress=progress, names=list(first["names"]), **plan.options)
     pairs = [correctives.vertex_errors(model, ch["vertices"], ch["joints"], ch["weights"], m.read, m.posed)
              for m, ch in zip(plan.members, chars)]
     e_lbs, e_model = (np.concatenate([p[k] for p in pairs]) for k in (0, 1))
@@ -474,15 +468,8 @@ class BONESMITH_OT_bake_correctives(BonesmithOperator, bpy.types.Operator):
         for obj in plan.meshes:
             copies.append(bridge.lbs_copy(obj, plan.armature))
         context.view_layer.update()
-        mesh_set = combine_rest(copies)
-        bridge.write_refined_weights(copies, mesh_set, plan.model.weights, plan.names,
-                                     max_influences=self.max_influences)
-        if self.mode == 'WEIGHTS':
-            return []
-        keys = plan.model.live_keys(bridge.bone_rest_rotations(plan.armature, plan.names), names=plan.names)
-        if self.mode == 'LIVE':
-            return bridge.write_live_keys(copies, mesh_set, plan.armature, keys, plan.names)
-        return bridge.bake_keyed(copies, mesh_set, plan.armature, keys, plan.names, *plan.frames)
+        return bridge.bake_body(copies, combine_rest(copies), plan.armature, plan.model, plan.names,
+                                mode=self.mode, max_influences=self.max_influences, frames=plan.frames)
 
 
 # -- Joint regressor ----------------------------------------------------------------------------
@@ -581,9 +568,7 @@ class FitPlan:
     names: list
     regressor: object
     rest: np.ndarray        # the character's rest vertices (V,3)
-    old_heads: np.ndarray   # the bones' world-space heads and tails now
-    old_tails: np.ndarray
-    parents: np.ndarray
+    old_heads: np.ndarray   # the bones' world-space heads now
 
 
 class BONESMITH_OT_fit_armature(BonesmithOperator, bpy.types.Operator):
@@ -606,23 +591,17 @@ class BONESMITH_OT_fit_armature(BonesmithOperator, bpy.types.Operator):
             raise BonesmithError(f"The joint regressor {path} is missing: train it again")
         regressor = correctives.JointRegressor.load(path)
         names = read_json(path.with_suffix(".json"))["bones"]
-        missing = [n for n in names if n not in armature.data.bones]
-        if missing:
-            raise BonesmithError(f"'{armature.name}' lacks bones of the joint regressor "
-                                 f"({', '.join(missing[:3])}): it needs the training skeleton")
+        bridge_armature.require_bones(armature, names, of="of the joint regressor",
+                                      fix="it needs the training skeleton")
         return FitPlan(armature, names, regressor, combine_rest(meshes).vertices,
-                       *bridge_armature.bone_ends(armature, names), bridge.bone_parents(armature, names))
+                       bridge_armature.bone_ends(armature, names)[0])
 
     def computation(self, plan: FitPlan):
-        """The new (heads, tails)."""
-        def work(progress):
-            heads = plan.regressor.predict(plan.rest)
-            return heads, bridge.tails_from_heads(heads, plan.old_heads, plan.old_tails, plan.parents)
-        return work
+        """The new heads (J,3)."""
+        return lambda progress: plan.regressor.predict(plan.rest)
 
-    def apply(self, context, plan: FitPlan, result):
-        heads, tails = result
-        bridge.fit_armature(plan.armature, heads, tails, plan.names)
+    def apply(self, context, plan: FitPlan, heads):
+        bridge.fit_bones(plan.armature, plan.names, heads)
         moved = float(np.linalg.norm(heads - plan.old_heads, axis=1).max())
         self.report({'INFO'}, f"Fit Armature: {len(plan.names)} bones of '{plan.armature.name}' moved "
                               f"(at most {moved:.4g} units)")

@@ -20,7 +20,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
-SAMPLE = DATA / "quat_Male_Casual.npz"
+SAMPLE = REPO / "samples" / "quat_Male_Casual.npz"
 WOMAN = DATA / "quatU_women_casual.npz"     # a humanoid with separable fingers
 REPO_MODULE = "bonesmith_test"
 

@@ -209,7 +209,7 @@ def _modal_operator(ext_module, slow=False):
     op = operator_stand_in(cls, detail=1.0, naming="bonesmith", seconds=cls.seconds)
     op._input = module.read_input(bpy.context)
 
-    op._job = started_job(Job, lambda progress: module.compute(op._input, 1.0, progress), slow)
+    op._job = started_job(Job, cls.computation(op, op._input), slow)
     return cls, op
 
 

@@ -190,7 +190,7 @@ def test_interrupt_while_a_child_starts_stops_that_child(tmp_path):
     # Ctrl-C that lands after the fork but before the batch has noted the child: that child
     # must be stopped too (it used to run on, and could outlive the batch)
     import tempfile
-    from bonesmith import batch
+    from bonesmith.cli import batch
     task = batch.Task(0, tmp_path / "a.npz", "a.npz", tmp_path / "out" / "a.fbx")
     started = []
 

@@ -101,10 +101,11 @@ def test_outputs_that_cannot_be_written_are_refused_before_any_work(cli, humanoi
 
 def test_unexpected_errors_are_one_line_unless_verbose(monkeypatch, capsys):
     from bonesmith import cli as cli_module
+    from bonesmith.cli import demo
 
     def broken(args):
         raise ValueError("something nobody expected")
-    monkeypatch.setattr(cli_module, "cmd_demo", broken)
+    monkeypatch.setattr(demo, "run", broken)
     assert cli_module.main(["demo"]) == cli_module.EXIT_FAILED
     err = capsys.readouterr().err
     assert err.strip() == ("bonesmith: error: ValueError: something nobody expected "

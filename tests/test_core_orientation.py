@@ -10,7 +10,7 @@ from bonesmith.core.rig import facing, symmetry_turn, upright_turn
 from bonesmith.core.skeleton import extract_skeleton
 from bonesmith.core.skinning import predict_weights
 
-SAMPLE = Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz"
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
 QUARTER = {"x": np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]),      # +Y -> +Z
            "y": np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]]),      # +Z -> +X
            "z": np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])}      # -Y -> +X

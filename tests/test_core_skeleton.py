@@ -12,7 +12,7 @@ from bonesmith.core.skeleton import Skeleton, extract_skeleton
 
 from conftest import is_one_tree, merge, voxel_mesh
 
-SAMPLE = Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz"
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
 
 
 @pytest.fixture(scope="module")

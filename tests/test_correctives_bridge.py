@@ -277,9 +277,9 @@ def test_fit_armature_moves_bones(scene, ext_module, record, bc):
     tails0 = np.array([list(armature.matrix_world @ armature.data.bones[n].tail_local) for n in names])
     center = rest.mean(axis=0)
     heads = center + 1.1 * (joints - center)      # a 10 % larger identity
-    tails = bc.tails_from_heads(heads, joints, tails0, parents)
+    tails = ext_module("core.correctives.bake").tails_from_heads(heads, joints, tails0, parents)
     bpy.context.view_layer.objects.active = obj
-    bc.fit_armature(armature, heads, tails, names)
+    bc.fit_bones(armature, names, heads)      # the tails follow: tails_from_heads
     got_heads = np.array([list(armature.matrix_world @ armature.data.bones[n].head_local) for n in names])
     got_tails = np.array([list(armature.matrix_world @ armature.data.bones[n].tail_local) for n in names])
     np.testing.assert_allclose(got_heads, heads, atol=1e-5)
@@ -319,7 +319,7 @@ def test_live_key_drives_the_shape(scene, ext_module, record, bc, cc, moved):
         ("LowerArm.L", 'ROT_X', 'LOCAL_SPACE', 'QUATERNION')
 
     # written scaled so the value stays in [-1, 1]: value × offsets is unchanged
-    scaled = bc.bounded_key(key)
+    scaled = ext_module("core.correctives.bake").bounded_key(key)
     scale = key.coeffs[0] / scaled.coeffs[0]
     assert 1.5 < scale < 10 and scaled.offsets[rows[0], 0] / key.offsets[rows[0], 0] == pytest.approx(scale)
     # at rest the value is the ww coefficient: world offsets land exactly
@@ -416,6 +416,7 @@ def test_keyed_bake_keys_every_frame(scene, ext_module, record, bc, cc):
     mesh_set = bc.character_arrays(armature, [obj])["mesh_set"]
     bpy.context.scene.frame_set(2)
     (kb,) = bc.bake_keyed([obj], mesh_set, armature, [key], names, 1, 6)
+    bounded_key = ext_module("core.correctives.bake").bounded_key
     assert bpy.context.scene.frame_current == 2
     shape_keys = obj.data.shape_keys
     assert not shape_keys.animation_data.drivers
@@ -427,7 +428,7 @@ def test_keyed_bake_keys_every_frame(scene, ext_module, record, bc, cc):
         bpy.context.scene.frame_set(frame)
         # (keyed quaternions interpolate off the unit sphere; the bone, and a driver, use them normalised)
         q = armature.pose.bones["LowerArm.L"].rotation_quaternion.normalized()
-        assert point.co[1] == pytest.approx(float(quaternion_monomials(q) @ bc.bounded_key(key).coeffs), abs=1e-5)
+        assert point.co[1] == pytest.approx(float(quaternion_monomials(q) @ bounded_key(key).coeffs), abs=1e-5)
         assert kb.value == pytest.approx(point.co[1], abs=1e-5)
     assert len({round(p.co[1], 4) for p in points}) == 6
     # a second bake (here: live) replaces the keyframes

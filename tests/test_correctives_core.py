@@ -69,7 +69,7 @@ def test_quaternions_round_trip_and_local_rotations_match_blender(sample):
 
 def test_no_correction_at_rest(synthetic):
     s = synthetic
-    model = cc.fit_correctives(s["T"], s["F"], s["J"], s["parents"], s["W"], s["R"][:100], s["G"][:100])
+    model = cc.fit_correctives([s["T"]], s["F"], [s["J"]], s["parents"], s["W"], [s["R"][:100]], [s["G"][:100]])
     rest = np.tile(np.eye(3), (1, len(s["J"]), 1, 1))
     assert np.abs(model.corrections(rest)).max() < 1e-12
     assert np.allclose(model.pose(rest)[0], s["T"], atol=1e-9)
@@ -80,7 +80,7 @@ def test_no_correction_at_rest(synthetic):
 def test_fit_recovers_a_representable_deformation_on_new_poses(synthetic):
     s = synthetic
     train, test = slice(0, 120), slice(120, None)
-    model = cc.fit_correctives(s["T"], s["F"], s["J"], s["parents"], s["W"], s["R"][train], s["G"][train])
+    model = cc.fit_correctives([s["T"]], s["F"], [s["J"]], s["parents"], s["W"], [s["R"][train]], [s["G"][train]])
     plain = cc.lbs(s["T"], s["W"], cc.skinning_matrices(s["J"], s["parents"], s["R"][test]))
     lbs_error = mean_error(plain, s["G"][test])
     assert mean_error(model.pose(s["R"][test]), s["G"][test]) < 0.05 * lbs_error
@@ -94,7 +94,7 @@ def test_refined_weights_find_the_weights_that_made_the_poses(synthetic):
     s = synthetic
     A = cc.skinning_matrices(s["J"], s["parents"], s["R"])
     G = cc.lbs(s["T"], s["W_true"], A)
-    model = cc.fit_correctives(s["T"], s["F"], s["J"], s["parents"], s["W"], s["R"][:120], G[:120],
+    model = cc.fit_correctives([s["T"]], s["F"], [s["J"]], s["parents"], s["W"], [s["R"][:120]], [G[:120]],
                                pose_correctives=False, weight_prox=1e-6)
     assert len(model.pair_vertex) == 0
     before = mean_error(cc.lbs(s["T"], s["W"], A[120:]), G[120:])
@@ -105,7 +105,7 @@ def test_refined_weights_find_the_weights_that_made_the_poses(synthetic):
 def test_compact_model_is_exactly_its_live_keys(synthetic, sample):
     s = synthetic
     B = sample["rest_mats"][:, :3, :3]
-    model = cc.fit_correctives(s["T"], s["F"], s["J"], s["parents"], s["W"], s["R"][:120], s["G"][:120],
+    model = cc.fit_correctives([s["T"]], s["F"], [s["J"]], s["parents"], s["W"], [s["R"][:120]], [s["G"][:120]],
                                max_keys=12)
     keys = model.live_keys(B)
     assert len(keys) == 12
@@ -117,7 +117,7 @@ def test_compact_model_is_exactly_its_live_keys(synthetic, sample):
     baked = cc.lbs(corrected, model.weights, cc.skinning_matrices(s["J"], s["parents"], s["R"][120:]))
     assert np.abs(baked - model.pose(s["R"][120:])).max() < 1e-6 * np.ptp(s["T"], axis=0).max()
     # and fewer keys cost accuracy, monotonically
-    full = cc.fit_correctives(s["T"], s["F"], s["J"], s["parents"], s["W"], s["R"][:120], s["G"][:120])
+    full = cc.fit_correctives([s["T"]], s["F"], [s["J"]], s["parents"], s["W"], [s["R"][:120]], [s["G"][:120]])
     assert mean_error(full.pose(s["R"][120:]), s["G"][120:]) < mean_error(model.pose(s["R"][120:]), s["G"][120:])
 
 
@@ -129,7 +129,7 @@ def test_key_budget_follows_the_measured_cost():
 
 def test_save_and_load(tmp_path, synthetic):
     s = synthetic
-    model = cc.fit_correctives(s["T"], s["F"], s["J"], s["parents"], s["W"], s["R"][:60], s["G"][:60],
+    model = cc.fit_correctives([s["T"]], s["F"], [s["J"]], s["parents"], s["W"], [s["R"][:60]], [s["G"][:60]],
                                max_keys=8)
     path = model.save(tmp_path / "sub" / "model.npz")
     again = cc.CorrectiveModel.load(path)
@@ -172,12 +172,12 @@ def test_bad_input_is_refused_clearly(synthetic, case, message):
     elif case == "bad parent":
         parents[4] = 4
     with pytest.raises(cc.CorrectivesError, match=message):
-        cc.fit_correctives(T, s["F"], s["J"], parents, W, R, G)
+        cc.fit_correctives([T], s["F"], [s["J"]], parents, W, [R], [G])
 
 
 def test_pose_refuses_wrong_rotations(synthetic):
     s = synthetic
-    model = cc.fit_correctives(s["T"], s["F"], s["J"], s["parents"], s["W"], s["R"][:20], s["G"][:20])
+    model = cc.fit_correctives([s["T"]], s["F"], [s["J"]], s["parents"], s["W"], [s["R"][:20]], [s["G"][:20]])
     with pytest.raises(cc.CorrectivesError, match="shape"):
         model.pose(np.tile(np.eye(3), (1, 3, 1, 1)))
     with pytest.raises(cc.CorrectivesError, match="NaN"):

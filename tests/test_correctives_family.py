@@ -78,8 +78,8 @@ def test_a_body_never_seen_gets_joints_and_correctives_without_its_poses(family,
     assert error(body.pose(new["R"]), new["G"]) < 0.2 * error(plain, new["G"])
     # as good as with its true joints, and near the ceiling of a fit on its own poses
     true_joints = model.for_body(new["T"], new["J"])
-    own = cc.fit_correctives(new["T"], family["F"], new["J"], family["parents"], family["W"],
-                             new["R"][:40], new["G"][:40])
+    own = cc.fit_correctives([new["T"]], family["F"], [new["J"]], family["parents"], family["W"],
+                             [new["R"][:40]], [new["G"][:40]])
     held_out = slice(40, None)
     family_error = error(true_joints.pose(new["R"][held_out]), new["G"][held_out])
     assert family_error < 1.3 * error(own.pose(new["R"][held_out]), new["G"][held_out])
@@ -108,7 +108,7 @@ def test_family_model_saves_and_loads(tmp_path, family, model):
 
 def test_one_character_is_not_a_family(family):
     b = family["bodies"][0]
-    single = cc.fit_correctives(b["T"], family["F"], b["J"], family["parents"], family["W"], b["R"], b["G"])
+    single = cc.fit_correctives([b["T"]], family["F"], [b["J"]], family["parents"], family["W"], [b["R"]], [b["G"]])
     assert not single.is_family
     with pytest.raises(cc.CorrectivesError, match="give the joints"):
         single.for_body(b["T"])
@@ -116,15 +116,16 @@ def test_one_character_is_not_a_family(family):
 
 
 @pytest.mark.parametrize("case, message", [
-    ("one identity", "at least 2 identities"),
-    ("lists of different lengths", "one entry per identity"),
+    ("no body", "at least one body"),
+    ("lists of different lengths", "one entry per body"),
+    ("one body's arrays, not lists", "one body: lists of one"),
     ("another topology", "Identity 1: Weights must have shape"),
     ("another skeleton", "Identity 1: Joints must be"),
 ])
 def test_bad_families_are_refused_clearly(family, case, message):
     b = [dict(x) for x in family["bodies"][:2]]
-    if case == "one identity":
-        b = b[:1]
+    if case == "no body":
+        b = []
     elif case == "another topology":
         b[1]["T"], b[1]["G"] = b[1]["T"][:-5], b[1]["G"][:, :-5]
     elif case == "another skeleton":
@@ -133,6 +134,8 @@ def test_bad_families_are_refused_clearly(family, case, message):
             [x["R"] for x in b], [x["G"] for x in b]]
     if case == "lists of different lengths":
         args[5] = args[5][:1]
+    if case == "one body's arrays, not lists":
+        args = [a[0] if isinstance(a, list) else a for a in args]
     with pytest.raises(cc.CorrectivesError, match=message):
         cc.fit_correctives(*args)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-SAMPLE = Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz"
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
 TOLERANCE = 1e-6
 
 
@@ -38,8 +38,8 @@ def rig_sample() -> dict[str, np.ndarray]:
     out["artist_rig_weights"] = predict_weights(verts, faces, r["joints"], r["parents"], r["joint_tails"])
     out["artist_rig_prior"] = predict_weights(verts, faces, r["joints"], r["parents"], r["joint_tails"],
                                               model=PRIOR)
-    model = cc.fit_correctives(verts, faces, r["joints"], r["parents"], r["weights"],
-                               r["pose_rot"], r["pose_verts"], max_keys=20)
+    model = cc.fit_correctives([verts], faces, [r["joints"]], r["parents"], r["weights"],
+                               [r["pose_rot"]], [r["pose_verts"]], max_keys=20)
     out["corrective_weights"] = model.weights
     out["corrective_poses"] = model.pose(r["pose_rot"])
     return out

@@ -366,7 +366,7 @@ def test_batch_refuses_a_bad_markers_file_once_and_passes_a_good_one_to_every_fi
     result = cli("batch", tmp_path / "in", "--out", tmp_path / "out", "--markers", path, timeout=120)
     assert result.returncode == 2 and "knee.json: Unknown marker 'knee.X'" in result.stderr
     assert not (tmp_path / "out").exists()
-    batch = ext_module("batch")
+    batch = ext_module("cli.batch")
     task = batch.Task(0, sample_path, "sample.npz", tmp_path / "out" / "sample.glb")
     command = batch.child_command(task, tmp_path / "partial.glb", 1.0, "mixamo", path)
     assert command[command.index("--markers") + 1] == str(path.resolve())

@@ -333,7 +333,7 @@ def test_a_dense_mesh_is_weighted_on_a_proxy_as_well_as_in_full(monkeypatch):
     from pathlib import Path
     from bonesmith.core.mesh import subdivide_midpoint, unique_edges
     from bonesmith.core.skinning import prep
-    d = np.load(Path(__file__).resolve().parent / "data" / "quat_Male_Casual.npz")
+    d = np.load(Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz")
     F0 = d["faces"].astype(np.int64)
     V, F = subdivide_midpoint(d["verts"].astype(np.float64), F0)
     n0 = len(d["verts"])

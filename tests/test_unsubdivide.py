@@ -12,7 +12,7 @@ from bonesmith.core.skinning.prep import prepare_mesh
 from bonesmith.core.unsubdivide import undo_midpoint_subdivision
 from test_skinning_core import cylinder, two_bones
 
-SAMPLE = Path(__file__).parent / "data" / "quat_Male_Casual.npz"
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
 
 
 def sample():

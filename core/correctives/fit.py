@@ -32,13 +32,14 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
                     ridge="auto", weight_prox: float = 1e-2, max_keys=None, reach: float = 0.05,
                     names=None, progress=None) -> CorrectiveModel:
     """Learn refined weights and local pose correctives so that LBS of the corrected rest
-    mesh reproduces `posed_verts` (P,V,3) for `pose_rotations` (P,J,3,3).
+    mesh reproduces the posed meshes for the pose rotations, for one body or a family.
 
-    A family of bodies (docs/correctives.md#families): `rest_verts`, `joints`,
-    `pose_rotations` and `posed_verts` given as lists, one entry per identity — (V,3),
-    (J,3), (P_i,J,3,3), (P_i,V,3) — that share `faces`, `parents` and `weights`. One Pose_net
-    and one refined W are fitted across all of them, and a joint regressor on the
-    identities' (rest, joints); `model.for_body(rest)` then serves a new body of the family.
+    `rest_verts`, `joints`, `pose_rotations` and `posed_verts` are lists, one entry per
+    body (identity) — (V,3), (J,3), (P_i,J,3,3), (P_i,V,3) — that share `faces`, `parents`
+    and `weights`; one body is a list of one. One Pose_net and one refined W are fitted
+    across all of them; two bodies or more (a family, docs/correctives.md#families) also
+    get a joint regressor on their (rest, joints), and `model.for_body(rest)` then serves a
+    new body of the family.
 
     ridge: regularisation of Pose_net relative to the feature energy, or "auto" to pick it
     on the last fifth of the poses (a family: on its last identity, held out).
@@ -135,24 +136,20 @@ class _Bodies:
 
     @classmethod
     def of(cls, rest_verts, faces, joints, parents, weights, pose_rotations, posed_verts):
-        if not _is_family(rest_verts):
-            T, F, Jt, parents, W, R, G = _validate(rest_verts, faces, joints, parents, weights,
-                                                    pose_rotations, posed_verts)
-            return cls(T[None], F, Jt[None], parents, W, [R], [G])
         lists = [rest_verts, joints, pose_rotations, posed_verts]
-        if not all(isinstance(x, (list, tuple)) or np.ndim(x) >= 3 for x in lists[1:]) \
+        if not all(isinstance(x, (list, tuple)) or np.ndim(x) >= 3 for x in lists) \
                 or len({len(x) for x in lists}) != 1:
-            raise CorrectivesError("A family needs one entry per identity in each of rest_verts, "
-                                   "joints, pose_rotations and posed_verts (lists of equal length)")
-        if len(rest_verts) < 2:
-            raise CorrectivesError("A family needs at least 2 identities (one body: pass its arrays, "
-                                   "not lists)")
+            raise CorrectivesError("fit_correctives takes one entry per body in each of rest_verts, "
+                                   "joints, pose_rotations and posed_verts (lists of equal length; "
+                                   "one body: lists of one)")
+        if not len(rest_verts):
+            raise CorrectivesError("fit_correctives needs at least one body")
         checked = []
         for i, (t, j, r, g) in enumerate(zip(*lists)):
             try:
                 checked.append(_validate(t, faces, j, parents, weights, r, g))
             except CorrectivesError as error:
-                raise CorrectivesError(f"Identity {i}: {error}") from None
+                raise CorrectivesError(f"Identity {i}: {error}" if len(rest_verts) > 1 else str(error)) from None
         # _validate against the shared weights and parents already holds every identity to
         # one vertex count and one joint count
         F, parents, W = checked[0][1], checked[0][3], checked[0][4]
@@ -171,10 +168,6 @@ class _Bodies:
         """(P, V, 3): each pose's rest mesh plus the model's corrections at its scale."""
         corrections = model.corrections(self.R) * self.scale[self.body][:, None, None]
         return self.rest[self.body] + corrections
-
-
-def _is_family(rest_verts) -> bool:
-    return isinstance(rest_verts, (list, tuple)) or np.ndim(rest_verts) == 3
 
 
 # -- input checks -----------------------------------------------------------------------------

@@ -13,12 +13,13 @@ import numpy as np
 from ui import CheckFailed, expect
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"    # the demo's sample character
 
 
 def character(name="Character", record="quat_Male_Casual.npz", with_rig=False):
-    """A mesh object from a record in tests/data (Z up, metres), selected and active;
-    with_rig: also its artist's armature (joints, tails, parents of the record)."""
-    with np.load(DATA / record) as data:
+    """A mesh object from a record in tests/data or samples/ (Z up, metres), selected and
+    active; with_rig: also its artist's armature (joints, tails, parents of the record)."""
+    with np.load(DATA / record if (DATA / record).is_file() else SAMPLES / record) as data:
         verts, faces = data["verts"].astype(float), data["faces"].astype(int)
         rig = {k: data[k] for k in ("joints", "joint_tails", "joint_names", "parents") if k in data}
     mesh = bpy.data.meshes.new(name)

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .core.errors import BonesmithError
-from .core.files import check_writable, save_atomic
+from ..core.errors import BonesmithError
+from ..core.files import check_writable, save_atomic
 
 CHARACTER_FORMATS = (".obj", ".ply", ".fbx", ".glb", ".gltf", ".blend", ".npz")
 BATCH_FORMATS = ("glb", "fbx", "blend", "npz")
@@ -67,14 +67,14 @@ def add_parser(commands) -> None:
                        help="a file taking longer fails and its process is killed (default 900)")
     batch.add_argument("--detail", type=float, default=1.0,
                        help="joint density of Auto Skeleton (default 1.0)")
-    from .core.rig.presets import PRESETS
+    from ..core.rig.presets import PRESETS
     batch.add_argument("--naming", choices=PRESETS, default="bonesmith",
                        help="bone names, as `skin --naming` (humanoids get the standard skeleton)")
     batch.add_argument("--markers", metavar="FILE.json", type=Path, default=None,
                        help="one markers file for every character (as `skin --markers`): for a batch "
                             "of characters that share their joints and frame, e.g. variants of one "
                             "body; rig characters that differ one by one")
-    batch.set_defaults(run=cmd_batch)
+    batch.set_defaults(run=run)
 
 
 # -- what to rig -----------------------------------------------------------------------------
@@ -464,7 +464,7 @@ def check_options(args):
     if not args.timeout > 0:
         raise BonesmithError("--timeout must be more than 0 seconds")
     if getattr(args, "markers", None) is not None:   # refused once here, not once per file
-        from .core.rig.markers import load
+        from ..core.rig.markers import load
         load(args.markers)
     return shard, args.jobs
 
@@ -480,7 +480,7 @@ def check_folders(in_dir: Path, out_dir: Path, report: Path) -> None:
     check_writable(report)
 
 
-def cmd_batch(args) -> int:
+def run(args) -> int:
     shard, jobs = check_options(args)
     report = report_path(args.out, shard)
     check_folders(args.in_dir, args.out, report)

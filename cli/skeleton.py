@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""`python -m bonesmith skeleton INPUT --out OUTPUT`: Auto Skeleton on a mesh file."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import common
+
+
+def add_parser(commands) -> None:
+    skeleton = commands.add_parser(
+        "skeleton", help="build a skeleton for a mesh file and save the rig",
+        description="Build a skeleton inside the meshes of INPUT and write the rigged result. "
+                    "Any armature INPUT brings along is replaced.")
+    common.input_argument(skeleton)
+    skeleton.add_argument("--out", "-o", metavar="OUTPUT", type=Path, action="append", required=True,
+                          help="output file, repeatable: .blend, .fbx, .glb (mesh + armature) "
+                               "or .json (the skeleton in world units)")
+    skeleton.add_argument("--detail", type=float, default=1.0,
+                          help="joint density (default 1.0; 2.0 about doubles the joints per chain)")
+    common.naming_argument(skeleton)
+    common.markers_argument(skeleton)
+    skeleton.set_defaults(run=run)
+
+
+def run(args) -> int:
+    common.check_outputs(args.out, common.OUTPUT_FORMATS)
+    markers = common.load_markers(args.markers)
+    common.empty_scene()
+    from ..bridge import files
+
+    meshes = files.import_file(args.input)
+    files.strip_rigs(meshes)
+    skeleton, armature, seconds, n_vertices = common.rig(meshes, args.detail, args.naming, markers)
+    common.write_all(args.out, skeleton, armature, meshes)
+    print(f"{args.input.name}: {n_vertices} vertices -> {len(skeleton)} joints ({skeleton.facing_text}) "
+          f"in {seconds:.2f} s")
+    common.print_written(args.out)
+    return 0
