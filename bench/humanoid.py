@@ -14,7 +14,7 @@ on the other sides than the character's own (0 A.D.'s bipeds face +Y with their 
 bones on +X), the landmarks are compared side by side and the record is listed.
 
 --calibrate: the artists' landmarks as fractions of Bonesmith's humanoid paths (where
-core/rig/humanoid.py's LANDMARKS come from), median per landmark over the CC0 sources
+core/rig/humanoid/skeleton.py's LANDMARKS come from), median per landmark over the CC0 sources
 (quat_, mpfb_) facing -Y, up +Z. Output: bench/results/humanoid.md.
 
 --hip-heights: where each artist puts the hip joints (the thighs' heads) against the

@@ -81,9 +81,9 @@ def tensors(torch, ch) -> dict:
 
 
 def network(torch, params: dict, hops: list, context: bool):
-    """train-skin's network (core/skinning/train.py: TorchSkinNet), plus the
+    """train-skin's network (core/skinning/torch_net.py: TorchSkinNet), plus the
     message-passing head when `context`."""
-    from bonesmith.core.skinning.train import TorchSkinNet
+    from bonesmith.core.skinning.torch_net import TorchSkinNet
     nn = torch.nn
 
     class Net(nn.Module):

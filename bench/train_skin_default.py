@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from common import DATA_DEFAULT, RESULTS, markdown_table, source_of, subdivided  # noqa: E402
 
 from bonesmith.core.skinning import train as skin_train  # noqa: E402
+from bonesmith.core.skinning.text_progress import text_progress  # noqa: E402
 
 
 def manifest(data_dir: Path) -> dict:
@@ -202,7 +203,7 @@ def main(argv=None) -> int:
         device=args.device, feature_fn=feats,
         checkpoint_path=RESULTS / f"skin_train_{args.out.stem}.ckpt",
         smoothing=[int(s) for s in args.smoothing.split(",")],
-        progress=skin_train.text_progress(sys.stdout),
+        progress=text_progress(sys.stdout),
         info={"training_data": "CC0 only: " + ", ".join(sorted({n.split('_')[0] + '_' for n in train_names})),
               "features_code": feats.code,
               "command": "python bench/train_skin_default.py " + " ".join(sys.argv[1:] if argv is None else argv)})

@@ -77,6 +77,7 @@ def _train_skin_files(inputs) -> list:
 def run(args) -> int:
     from ..core.skinning import train as skin_train
     from ..core.skinning.distributed import launched_by_torchrun
+    from ..core.skinning.text_progress import text_progress
 
     skin_train._torch()                 # a clear message before any slow loading
     check_writable(args.out)
@@ -91,7 +92,7 @@ def run(args) -> int:
             lr=args.lr, seed=args.seed, batch_characters=args.batch_characters, resume=args.resume,
             selection=args.selection, patience=args.patience, val_fraction=args.val_fraction,
             l1_weight=args.l1_weight, device=args.device, precision=args.precision,
-            progress=skin_train.text_progress() if main_process else None)
+            progress=text_progress() if main_process else None)
     except KeyboardInterrupt:
         if main_process:
             print(f"\ntrain-skin: interrupted; {args.out} is unchanged, rerun with --resume to "

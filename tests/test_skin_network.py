@@ -88,7 +88,7 @@ def test_untrained_model_returns_the_prior(features):
 
 
 def test_numpy_forward_matches_torch(features, torch):
-    from bonesmith.core.skinning.train import TorchSkinNet
+    from bonesmith.core.skinning.torch_net import TorchSkinNet
     model = perturbed(new_model(features, hidden=24, embed=8, hidden2=16))
     probs = model.predict(features)
     net = TorchSkinNet(model.params)
@@ -335,12 +335,13 @@ def test_fine_tuning_starts_from_the_given_model_and_keeps_it_when_nothing_helps
 
 
 def test_a_gain_within_the_noise_does_not_replace_the_start_model(train):
-    assert train.clear_gain([0.10, 0.12, 0.09])
-    assert not train.clear_gain([0.30, -0.25, 0.02])        # better on average, by luck
-    assert not train.clear_gain([0.05])                      # one character: no error estimate
-    assert not train.clear_gain([])
-    assert not train.clear_gain([1e-5] * 6)                  # consistent but negligible
-    assert train.clear_gain([0.02, 0.03, np.nan, 0.025])     # a character without weights is skipped
+    from bonesmith.core.skinning.selection import clear_gain
+    assert clear_gain([0.10, 0.12, 0.09])
+    assert not clear_gain([0.30, -0.25, 0.02])        # better on average, by luck
+    assert not clear_gain([0.05])                      # one character: no error estimate
+    assert not clear_gain([])
+    assert not clear_gain([1e-5] * 6)                  # consistent but negligible
+    assert clear_gain([0.02, 0.03, np.nan, 0.025])     # a character without weights is skipped
 
 
 def test_training_refuses_what_cannot_teach(train, cached_features, tmp_path):
@@ -376,8 +377,9 @@ def test_split_by_family(train):
 
 def test_text_progress_lines(train):
     import io
+    from bonesmith.core.skinning.text_progress import text_progress
     out = io.StringIO()
-    show = train.text_progress(out)
+    show = text_progress(out)
     show({"stage": "features", "done": 1, "total": 2, "name": "x"})
     show({"stage": "epoch", "epoch": 3, "epochs": 10, "train_loss": 0.5, "val_loss": 0.4,
           "val_l1": 0.2, "best_l1": 0.2, "best_epoch": 3})

@@ -20,8 +20,9 @@ budget      prune_unsupported: no bone without vertices to move; straighten_chai
 placement   center_in_sections, push_inside: joints centred and inside the surface.
 bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
 naming      bone_names: readable, mirror-friendly names.
-humanoid    recognise, standard_bones: two legs, two arms, a head -> the standard skeleton;
-            snap_limbs, limb_bones: the generic rig's limb joints and limb names.
+humanoid    a package: recognition (recognise: two legs, two arms, a head), skeleton
+            (standard_bones: the standard skeleton), limbs (snap_limbs, limb_bones: the
+            generic rig's limb joints and limb names).
 markers     check, apply: humanoid landmarks placed by the user, the rest derived around them.
 fingers     find_fingers: a hand's thumb and fingers found on the mesh (standard skeleton).
 presets     names: Mixamo / Unreal / Unity / Rigify names of the standard roles.

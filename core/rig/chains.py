@@ -28,7 +28,7 @@ BEND_WINDOW = 0.5
 NARROW_WINDOW = 0.25
 # A slender chain (a finger, a toe, a claw) gets one bone per body diameter of its length,
 # up to this many, however short bone_length would make it. A humanoid's separable
-# fingers get three bones each elsewhere (humanoid._standard_hands); 3 here cost 0.05 joints
+# fingers get three bones each elsewhere (humanoid.limbs._standard_hands); 3 here cost 0.05 joints
 # x artist on the benchmark for 0.01 CD-J2J (docs/auto_skeleton.md#joint-budget).
 MAX_SLENDER_BONES = 2
 # A chain whose cross-section is flatter than this (_flatness: a fin, an ear, a wing's

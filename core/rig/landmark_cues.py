@@ -12,8 +12,8 @@ The narrowing of the section between thigh and calf was measured and left out: o
 low-poly game characters' limbs, which taper evenly, the thinnest section is no joint
 (docs/auto_skeleton.md#landmark-cues).
 
-Fractions are of the limb's centre path (humanoid.py: hip socket -> toe tip, chest ->
-hand tip); the joint is searched within a window around the proportion.
+Fractions are of the limb's centre path (humanoid/recognition.py: hip socket -> toe tip,
+chest -> hand tip); the joint is searched within a window around the proportion.
 """
 from __future__ import annotations
 

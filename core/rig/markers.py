@@ -21,7 +21,7 @@ ROLES = {"chin": "head", "shoulder": "upper_arm", "elbow": "forearm", "wrist": "
          "hip": "thigh", "knee": "shin", "ankle": "foot"}
 SIDED = ("shoulder", "elbow", "wrist", "hip", "knee", "ankle")
 NAMES = ("chin",) + tuple(f"{m}{s}" for m in SIDED for s in (".L", ".R"))
-# the spine joints' fractions of the pelvis -> chest path (humanoid.LANDMARKS): a moved
+# the spine joints' fractions of the pelvis -> chest path (humanoid.skeleton.LANDMARKS): a moved
 # pelvis moves each by (1 - fraction) of its move, the chest end stays
 SPINE = (("spine", 0.30), ("spine1", 0.60), ("spine2", 0.85))
 

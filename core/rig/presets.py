@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Naming presets for the standard humanoid skeleton (docs/auto_skeleton.md#humanoids):
 the names Mixamo, Unreal's mannequin, Unity's Humanoid avatar and Rigify's human metarig
-give each role of core/rig/humanoid.py. Left is the character's left (.L = +X facing -Y)."""
+give each role of core/rig/humanoid/skeleton.py. Left is the character's left (.L = +X
+facing -Y)."""
 from __future__ import annotations
 
 from .fingers import NAMES as DIGITS
-from .humanoid import split_role
+from .humanoid.skeleton import split_role
 
 PRESETS = ("bonesmith", "mixamo", "unreal", "unity", "rigify")
 

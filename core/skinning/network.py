@@ -25,7 +25,7 @@ scattered (V,J) weights before pruning; its strength is part of the model's conf
 
 `SkinModel.save/load` use a single `.npz`: `param/<name>` arrays, `stats/<name>` feature
 normalisation, and `config` (JSON text: version, sizes, feature layout, smoothing).
-`core/skinning/train.py` holds the torch twin of `forward` and trains it.
+`core/skinning/torch_net.py` holds the torch twin of `forward`, `train.py` trains it.
 """
 from __future__ import annotations
 

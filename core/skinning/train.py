@@ -12,15 +12,10 @@ for a fresh one, which returns the heat prior until trained). Loss: cross entrop
 the predicted distribution over each vertex's 5 candidate bones and the artist's weights
 restricted to those candidates and renormalised, plus `l1_weight` x their L1 distance.
 
-Model selection (docs/auto_skin.md#training):
-- "folds" (up to FOLDS_MAX_GROUPS families): cross-validation by family. Each fold
-  trains from the start model on the other folds for `epochs` epochs and records every
-  held-out character's L1 after every epoch; the epoch count with the lowest mean
-  held-out L1 is then trained on all characters. Epoch 0 is the start model itself, so
-  a run that does not help hands back the start model and says so.
-- "holdout" (more families, or `val_families` given): a share of the families is held
-  out, early stopping after `patience` epochs without a better validation L1 (never
-  before `min_epochs`), the best epoch kept; epoch 0 again is the start model.
+Model selection (which epoch is kept: cross-validation by family or a held-out share) is
+in selection.py, the torch network in torch_net.py, a text progress bar in
+text_progress.py.
+
 A checkpoint (`<out>.ckpt`) is written after every epoch; `resume=True` continues from it
 and gives the same result as an uninterrupted run. Runs are deterministic for a seed (on
 one device and thread count).
@@ -30,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sys
 import time
 from datetime import date
 from pathlib import Path
@@ -40,119 +34,17 @@ import numpy as np
 from ..errors import BonesmithError, Cancelled
 from ..files import save_atomic
 from .distributed import Group, group_from_environment, owners
-from .network import PARAM_NAMES, SkinModel, candidate_mask, forward, load_model
+from .network import SkinModel, candidate_mask, forward, load_model
+from .selection import (FOLDS, FOLDS_MAX_GROUPS, IMPROVEMENT, MIN_EPOCHS, choose_smoothing, group_count,
+                        select_folds, select_holdout)
+from .torch_net import TorchSkinNet, _torch
 from .training_data import (check_characters, coverage, cross_entropy, candidate_l1, family,
                             load_record, load_records, prepare_character, split_by_family)
 
-__all__ = ["TORCH_REQUIREMENT", "torch_available", "load_record", "load_records",
-           "split_by_family", "train_skin_model", "prepare_character", "evaluate_model",
-           "text_progress", "TorchSkinNet", "start_model"]
+__all__ = ["load_record", "load_records", "split_by_family", "train_skin_model", "prepare_character",
+           "evaluate_model", "start_model"]
 
-TORCH_REQUIREMENT = "torch==2.13.0"
 STD_FLOOR = 1e-3            # feature normalisation: std below this counts as this
-FOLDS = 5                   # cross-validation folds (fewer when there are fewer families)
-FOLDS_MAX_GROUPS = 12       # up to this many families: cross-validation, more: a held-out share
-MIN_EPOCHS = 20             # holdout: never stop before this many epochs
-IMPROVEMENT = 1e-4          # validation L1 must drop by more than this to replace the start model
-SIGNIFICANCE = 2.0          # ... and by more than this many standard errors of the per-character gains
-
-
-def torch_available() -> bool:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise BonesmithError(
-            "Training needs PyTorch, which is not installed in this Python. Install it with "
-            f"'python -m pip install {TORCH_REQUIREMENT}' (for Blender: run Blender's own Python "
-            "with -m pip). Auto Skin itself does not need it.") from None
-    return torch
-
-
-# -- torch twin of network.forward ------------------------------------------------------------
-
-def TorchSkinNet(params: dict):
-    """torch.nn.Module with network.forward's maths, initialised from numpy params."""
-    torch = _torch()
-    nn = torch.nn
-
-    class _Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            for name in PARAM_NAMES:
-                self.register_parameter(name, nn.Parameter(torch.tensor(np.asarray(params[name], np.float32))))
-
-        def parts(self, shared, cand, valid, logprior):
-            """(per-candidate embeddings e (n,K,E), pooled g (n,E), logits (n,K) with the
-            invalid candidates at -1e9): what forward turns into probabilities."""
-            n, k, dc = cand.shape
-            ds = shared.shape[1]
-            flat = lambda a: a.reshape(n * k, a.shape[2])          # noqa: E731 - 2-D matmuls
-            pre = (shared @ self.W1a[:ds])[:, None, :] + (flat(cand) @ self.W1a[ds:]).reshape(n, k, -1) + self.b1a
-            e = (flat(torch.tanh(pre)) @ self.W1b + self.b1b).reshape(n, k, -1)
-            g = torch.where(valid[..., None], e, torch.full_like(e, -torch.inf)).amax(dim=1)
-            g = torch.where(torch.isfinite(g), g, torch.zeros_like(g))
-            E = e.shape[2]
-            pre2 = (flat(e) @ self.W2a[:E]).reshape(n, k, -1) + (g @ self.W2a[E:])[:, None, :] + self.b2a
-            score = (flat(torch.tanh(pre2)) @ self.W2b).reshape(n, k) + self.b2b[0]
-            logits = self.alpha[0] * logprior + score
-            return e, g, torch.where(valid, logits, torch.full_like(logits, -1e9))
-
-        def forward(self, shared, cand, valid, logprior):
-            return torch.log_softmax(self.parts(shared, cand, valid, logprior)[2], dim=1)   # log-probabilities (n,K)
-
-        def numpy_params(self) -> dict:
-            return {k: v.detach().cpu().numpy().astype(np.float32).copy()
-                    for k, v in self.named_parameters()}
-
-    return _Net()
-
-
-# -- progress -------------------------------------------------------------------------------
-
-def text_progress(stream=None, width: int = 24):
-    """A progress callback that prints a text bar (for the CLI): on a terminal one line
-    redrawn with \\r, otherwise one line per feature set and per epoch
-    ("features i/n NAME", "epoch e/E [###   ] train ... val ...")."""
-    stream = stream or sys.stderr
-    tty = bool(getattr(stream, "isatty", lambda: False)())
-    state = {"last": 0.0}
-
-    def show(info: dict):
-        stage = info.get("stage")
-        now = time.monotonic()
-        if stage == "features":
-            line, final = f"features {info['done']}/{info['total']} {info.get('name', '')}", \
-                info["done"] == info["total"]
-        elif stage == "epoch":
-            bar = "#" * int(round(info["epoch"] / max(1, info["epochs"]) * width))
-            line = (f"epoch {info['epoch']:>4}/{info['epochs']} [{bar:<{width}}] "
-                    f"train {info['train_loss']:.4f}")
-            if info.get("val_loss") is not None and not math.isnan(info["val_loss"]):
-                line += (f"  val {info['val_loss']:.4f}  L1 {info['val_l1']:.4f}  "
-                         f"best {info['best_l1']:.4f} @ {info['best_epoch']}")
-            final = True
-        elif stage == "step":
-            if not tty or now - state["last"] < 0.5:
-                return
-            line, final = f"epoch {info['epoch']:>4}/{info['epochs']} step {info['step']}/{info['steps']}", False
-        else:
-            line, final = info.get("message", ""), True
-        state["last"] = now
-        if tty:
-            stream.write("\r" + line[:110].ljust(110) + ("\n" if final else ""))
-        else:
-            stream.write(line + "\n")
-        stream.flush()
-
-    return show
 
 
 # -- the start model --------------------------------------------------------------------------
@@ -328,167 +220,6 @@ class _Runner:
         return ck
 
 
-def _params_of(tensors: dict) -> dict:
-    return {k: v.cpu().numpy() for k, v in tensors.items()}
-
-
-def _tensors_of(torch, params: dict) -> dict:
-    return {k: torch.from_numpy(np.asarray(v)) for k, v in params.items()}
-
-
-# -- model selection ------------------------------------------------------------------------------
-
-def _holdout(run: _Runner, train_p, val_p, start_params, resume_state, epochs, patience, min_epochs):
-    """Early stopping on held-out families. Returns (params, best epoch, history,
-    stopped_early); epoch 0 is the start model."""
-    s = run.s
-    net, opt = run.network(start_params)
-    start_l1 = [l1 for _, l1 in run.scores(start_params, val_p)]
-    history, best = [], {"l1": float(np.mean(start_l1)) if val_p else math.inf, "epoch": 0,
-                         "params": start_params}
-    first, bad, since_decay = 1, 0, 0
-    if resume_state is not None:
-        net.load_state_dict(resume_state["net"])
-        opt.load_state_dict(resume_state["opt"])
-        history = json.loads(resume_state["history"])
-        best = {"l1": resume_state["best_l1"], "epoch": resume_state["best_epoch"],
-                "params": _params_of(resume_state["best_params"])}
-        first, bad, since_decay = resume_state["epoch"] + 1, resume_state["bad_epochs"], resume_state["since_decay"]
-    stopped_early = False
-    for epoch in range(first, epochs + 1):
-        if val_p and bad >= patience and epoch > min_epochs:
-            stopped_early = True
-            break
-        t0 = time.perf_counter()
-        loss = run.epoch(net, opt, train_p, [s["seed"], epoch], {"epoch": epoch, "epochs": epochs})
-        params = net.numpy_params()
-        val = run.scores(params, val_p)
-        val_loss = float(np.mean([v[0] for v in val])) if val else float("nan")
-        val_l1 = float(np.mean([v[1] for v in val])) if val else float("nan")
-        metric = val_l1 if val else loss
-        if metric < best["l1"] - (IMPROVEMENT if val else 0.0):
-            best, bad, since_decay = {"l1": metric, "epoch": epoch, "params": params}, 0, 0
-        else:
-            bad += 1
-            since_decay += 1
-            if s["lr_decay"] < 1 and since_decay >= s["decay_patience"]:
-                for group in opt.param_groups:
-                    group["lr"] *= s["lr_decay"]
-                since_decay = 0
-        history.append({"epoch": epoch, "lr": opt.param_groups[0]["lr"], "train_loss": loss,
-                        "val_loss": val_loss, "val_l1": val_l1, "seconds": round(time.perf_counter() - t0, 3)})
-        run.save(epoch=epoch, net=net.state_dict(), opt=opt.state_dict(), history=json.dumps(history),
-                 best_l1=float(best["l1"]), best_epoch=int(best["epoch"]),
-                 best_params=_tensors_of(run.torch, best["params"]), bad_epochs=bad, since_decay=since_decay)
-        run.notify({"stage": "epoch", "epoch": epoch, "epochs": epochs, "train_loss": loss,
-                    "val_loss": val_loss, "val_l1": val_l1, "best_l1": float(best["l1"]),
-                    "best_epoch": int(best["epoch"])})
-    else:
-        stopped_early = bool(val_p) and bad >= patience
-    if val_p and best["epoch"] > 0:
-        best_l1 = [l1 for _, l1 in run.scores(best["params"], val_p)]
-        if not clear_gain(np.subtract(start_l1, best_l1)):
-            best = {"l1": float(np.mean(start_l1)), "epoch": 0, "params": start_params}
-    return best["params"], int(best["epoch"]), history, stopped_early
-
-
-def _group_key(preps):
-    """Characters are grouped by family; when all share one family, each is its own group."""
-    if len({p["family"] for p in preps}) >= 2:
-        return lambda i, p: p["family"]
-    return lambda i, p: f"{i}:{p['name']}"
-
-
-def _n_groups(preps) -> int:
-    key = _group_key(preps)
-    return len({key(i, p) for i, p in enumerate(preps)})
-
-
-def clear_gain(gains) -> bool:
-    """Whether per-character validation gains (start L1 - trained L1) show a real
-    improvement: a mean above IMPROVEMENT and above SIGNIFICANCE standard errors. The best
-    of many epochs on a few characters is an optimistic estimate; a gain within the noise
-    of the characters does not replace the start model."""
-    gains = np.asarray(gains, dtype=np.float64)
-    gains = gains[np.isfinite(gains)]
-    if not len(gains):
-        return False
-    mean = float(gains.mean())
-    se = float(gains.std(ddof=1) / math.sqrt(len(gains))) if len(gains) > 1 else math.inf
-    return mean > IMPROVEMENT and mean > SIGNIFICANCE * se
-
-
-def fold_groups(preps, n_folds: int, seed: int) -> list:
-    """Fold index per character: whole families to one fold (characters when there is only
-    one family), families shuffled with `seed` and dealt round-robin."""
-    key = _group_key(preps)
-    keys = [key(i, p) for i, p in enumerate(preps)]
-    groups = sorted(set(keys))
-    order = np.random.default_rng([seed, 7]).permutation(len(groups))
-    fold = {groups[g]: i % n_folds for i, g in enumerate(order)}
-    return [fold[k] for k in keys]
-
-
-def _folds(run: _Runner, preps, start_params, resume_state, epochs, n_folds):
-    """Cross-validation over epoch counts, then the chosen count trained on everything.
-    Returns (params, best epoch, history, curves, mean curve): curves[i] is character i's
-    held-out L1 after epochs 0..epochs of the fold that left it out."""
-    s = run.s
-    fold = fold_groups(preps, n_folds, s["seed"])
-    phase, first, curves, history = 0, 1, [None] * len(preps), []
-    if resume_state is not None:
-        phase, first = int(resume_state["phase"]), int(resume_state["epoch"]) + 1
-        curves, history = json.loads(resume_state["curves"]), json.loads(resume_state["history"])
-    total = n_folds * epochs + epochs
-    for f in range(phase, n_folds):
-        train_p = [p for p, k in zip(preps, fold) if k != f]
-        held = [i for i, k in enumerate(fold) if k == f]
-        val_p = [preps[i] for i in held]
-        net, opt = run.network(start_params)
-        if resume_state is not None and f == phase:
-            net.load_state_dict(resume_state["net"])
-            opt.load_state_dict(resume_state["opt"])
-        else:
-            first = 1
-            for i, (_, l1) in zip(held, run.scores(start_params, val_p)):
-                curves[i] = [l1]
-        for epoch in range(first, epochs + 1):
-            loss = run.epoch(net, opt, train_p, [s["seed"], f, epoch],
-                             {"epoch": f * epochs + epoch, "epochs": total})
-            for i, (_, l1) in zip(held, run.scores(net.numpy_params(), val_p)):
-                curves[i].append(l1)
-            run.save(phase=f, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
-                     curves=json.dumps(curves), history=json.dumps(history))
-            run.notify({"stage": "epoch", "epoch": f * epochs + epoch, "epochs": total, "train_loss": loss,
-                        "val_loss": float("nan"), "val_l1": float(np.mean([curves[i][-1] for i in held])),
-                        "phase": f"fold {f + 1}/{n_folds}"})
-        resume_state = None
-    table = np.array(curves)
-    mean_curve = table.mean(axis=0)
-    best = int(np.argmin(mean_curve))
-    if not clear_gain(table[:, 0] - table[:, best]):
-        best = 0
-    net, opt = run.network(start_params)
-    first = 1
-    if phase == n_folds and resume_state is not None:
-        net.load_state_dict(resume_state["net"])
-        opt.load_state_dict(resume_state["opt"])
-        first = int(resume_state["epoch"]) + 1
-    for epoch in range(first, best + 1):
-        t0 = time.perf_counter()
-        loss = run.epoch(net, opt, preps, [s["seed"], n_folds, epoch],
-                         {"epoch": n_folds * epochs + epoch, "epochs": n_folds * epochs + best})
-        history.append({"epoch": epoch, "lr": s["lr"], "train_loss": loss, "val_loss": float("nan"),
-                        "val_l1": float(mean_curve[epoch]), "seconds": round(time.perf_counter() - t0, 3)})
-        run.save(phase=n_folds, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
-                 curves=json.dumps(curves), history=json.dumps(history))
-        run.notify({"stage": "epoch", "epoch": n_folds * epochs + epoch, "epochs": n_folds * epochs + best,
-                    "train_loss": loss, "val_loss": float("nan"), "val_l1": float(mean_curve[epoch]),
-                    "best_l1": float(mean_curve[best]), "best_epoch": best, "phase": "all characters"})
-    params = net.numpy_params() if best > 0 else start_params
-    return params, best, history, curves, mean_curve
-
-
 # -- training ---------------------------------------------------------------------------------
 
 def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: float = 1e-3,
@@ -637,7 +368,7 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
         init_name = ("the shipped default model" if isinstance(init, str) and init == "default"
                      else str(init) if isinstance(init, (str, Path)) else "the given model")
     start_params = {k: np.array(v, np.float32) for k, v in model.params.items()}
-    n_folds = max(2, min(int(o["folds"]), _n_groups(train_p))) if mode == "folds" else 0
+    n_folds = max(2, min(int(o["folds"]), group_count(train_p))) if mode == "folds" else 0
     trainable = o["trainable"]
     settings = dict(epochs=o["epochs"], lr=o["lr"], batch_characters=o["batch_characters"], seed=o["seed"],
                     selection=mode, folds=n_folds, patience=o["patience"], min_epochs=o["min_epochs"],
@@ -661,10 +392,10 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     curves, mean_curve, stopped_early = [], None, False
     try:
         if mode == "holdout":
-            params, best_epoch, history, stopped_early = _holdout(
+            params, best_epoch, history, stopped_early = select_holdout(
                 run, train_p, val_p, start_params, resume_state, o["epochs"], o["patience"], o["min_epochs"])
         else:
-            params, best_epoch, history, curves, mean_curve = _folds(
+            params, best_epoch, history, curves, mean_curve = select_folds(
                 run, train_p, start_params, resume_state, o["epochs"], n_folds)
     finally:
         torch.use_deterministic_algorithms(det_before)
@@ -674,7 +405,7 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     model.params = params
     smooth_table = {}
     if mode == "holdout" and not kept_start:
-        smooth_table = _choose_smoothing(model, val_p, o["smoothing"], group)
+        smooth_table = choose_smoothing(model, val_p, o["smoothing"], group)
         if smooth_table:
             model.config["smooth"] = {"iterations": int(min(smooth_table, key=smooth_table.get)), "strength": 0.5}
 
@@ -731,24 +462,6 @@ def summary(report: dict) -> str:
     better, total = report.get("improved_characters", (None, None))
     return (f"{how} validation L1 {s:.4f} -> {b:.4f} (start model -> trained, {100 * (b / s - 1):+.1f} %, "
             f"better on {better} of {total} characters; heat prior {p:.4f}), {report['best_epoch']} epochs")
-
-
-def _choose_smoothing(model, val_p, iterations, group, strength: float = 0.5) -> dict:
-    """Validation L1 per surface-smoothing iteration count (model.predict with it)."""
-    iterations = sorted({int(i) for i in iterations})
-    if len(iterations) <= 1 or not val_p:
-        return {}
-    keep = dict(model.config.get("smooth") or {})
-    table = {}
-    try:
-        for i in iterations:
-            model.config["smooth"] = {"iterations": i, "strength": strength}
-            local = {k: candidate_l1(model.predict(p["features"]), p)
-                     for k, p in enumerate(val_p) if group.owns(p)}
-            table[i] = float(np.mean(list(group.gather(local).values())))
-    finally:
-        model.config["smooth"] = keep
-    return table
 
 
 def _rows(model, preps, group, start=None, trained_l1=None) -> list:

@@ -1,0 +1,297 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Recognition of a humanoid on the generic rig (docs/auto_skeleton.md#humanoids): the
+Humanoid paths (pelvis -> chest, chest -> head tip, chest -> hands, hip sockets -> feet).
+
+The generic tree is read as an undirected graph of joints; its leaves are grouped into
+extremities (a hand's fingers are one), and a humanoid has two feet on the floor (the
+pair farthest apart along the tree: a hem hanging from the pelvis is none), a head on top
+and two hands, with nothing else longer than a short appendage. Its pelvis is where the
+paths between the feet and the head meet (the tree median of the three), its chest where
+the paths between the hands and the head meet. Under a robe the hips are lifted by
+proportion (_lift_hidden_hips); a mirror-symmetric mesh gets symmetric paths.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse.csgraph import shortest_path
+
+from ..bones import END_REACH
+from ..graph import length_graph
+from ..polyline import length as path_length
+from ..polyline import point_at
+from ..symmetry import MIRROR
+
+# Leaves that branch apart this close to both of them (tree distance, fraction of the
+# height) are one extremity: the fingers of a hand, a foot's toe and heel, a head's parts.
+EXTREMITY_SPAN = 0.15
+FOOT_LEVEL = 0.15          # a foot ends this close to the floor (fraction of the height)
+HEAD_CENTRE = 0.15         # the head ends this close to the plane of symmetry (fraction of the width)
+APPENDAGE = 0.25           # any other extremity must branch off shorter than this (a tail, wings: not humanoid)
+HEADGEAR = 0.3             # ... unless above the chest and this close to the head's tip (share of the height): a crown, a helmet, ears
+ON_BODY = 0.15             # ... or its tip this close to the spine and head paths (share of the height): a flap, a backpack
+UPRIGHT = 0.6              # pelvis -> chest points up at least this much (cosine)
+DOWN = 0.7                 # a leg segment pointing down at least this much (cosine) is below the hip
+HIP_SEARCH = 0.35          # the hip socket is within this share of the pelvis -> foot path
+HIP_FRACTION = 0.14        # ... else at this share (the artists' median)
+# The head's and neck's mesh lies within this share of the height of the head path
+# sideways (_top_on_plane; the neck's cross-sections, skeleton.py).
+NECK_REACH = 0.2
+ROBE_PELVIS = 0.2          # a pelvis this low (share of the height) is a robe's hem: the legs are hidden
+HIDDEN_HIP = 0.47          # ... and the hips go up to this share of the height (the CC0 artists' median)
+
+
+@dataclass
+class Humanoid:
+    """The paths of a recognised humanoid, (k, 3) polylines in the upright frame."""
+    paths: dict          # "spine", "head", "arm.L", "arm.R", "leg.L", "leg.R"
+    hidden_legs: bool = False   # under a robe: the hips were placed by proportion (_lift_hidden_hips)
+    symmetric: bool = False     # the mesh is its own mirror image in x = 0
+    vertices: np.ndarray | None = None   # the mesh, upright frame (for the spine's depth)
+    faces: np.ndarray | None = None      # its welded faces (for the fingers)
+    inside: object = None    # callable(points (n, 3)) -> (n,) bool: inside the mesh (upright frame)
+    joints: dict | None = field(default=None, repr=False)   # standard_joints, once computed
+    markers: dict | None = None   # marker name -> point placed by the user (markers.py; upright frame)
+    cues: dict = field(default_factory=dict)   # role -> the cue that placed its joint (landmark_cues.py)
+
+
+def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None,
+              faces=None) -> Humanoid | None:
+    """The humanoid paths of a generic rig (upright frame), or None if it is not one.
+    symmetric: the mesh is its own mirror image in x = 0 (rig.is_mirror_symmetric); its
+    paths are then made symmetric (_symmetric). inside: optional callable(points) ->
+    bool array; a spine joint moved to SPINE_DEPTH must stay inside (a dress's slab
+    is not the body's). faces: the mesh's welded faces; the hands then get fingers
+    where they have separable ones (standard_joints)."""
+    points, edges = _joint_graph(heads, tails, parents)
+    if len(points) < 6:
+        return None
+    V = np.asarray(vertices, dtype=np.float64)
+    height, width = np.ptp(V[:, 2]), max(np.ptp(V[:, 0]), 1e-12)
+    floor = V[:, 2].min()
+    dist, pred = _tree_distances(points, edges)
+    tips = _extremities(points, edges, dist, height, HEAD_CENTRE * width)
+    feet = _feet([t for t in tips if points[t, 2] < floor + FOOT_LEVEL * height], points, dist)
+    if feet is None:
+        return None
+    rest = [t for t in tips if t not in feet]
+    if not rest:
+        return None
+    head, top = max(rest, key=lambda t: points[t, 2]), None
+    if abs(points[head, 0]) > HEAD_CENTRE * width:     # a hand raised above the head, or no head
+        head, top = _top_on_plane(points, V, HEAD_CENTRE * width, height)
+        if head is None:
+            return None
+    pelvis = _median(feet[0], feet[1], head, dist)
+    # hands do not hang from the pelvis (a skirt's hem does): the pelvis is not on their way to the head
+    upper = [t for t in rest if t != head and dist[head, t] < dist[head, pelvis] + dist[pelvis, t] - 1e-9]
+    hands = _hands(upper, points, dist, head)
+    if hands is None:
+        return None
+    chest = _median(hands[0], hands[1], head, dist)
+    spine = points[chest] - points[pelvis]
+    if np.linalg.norm(spine) < 0.05 * height or spine[2] < UPRIGHT * np.linalg.norm(spine):
+        return None
+    main = set()
+    for a, b in ((pelvis, feet[0]), (pelvis, feet[1]), (pelvis, chest), (chest, head),
+                 (chest, hands[0]), (chest, hands[1])):
+        main.update(_path(pred, a, b))
+    others = [t for t in tips if t not in (*feet, head, *hands) and not _headgear(t, head, chest, points, height)]
+    torso = _path(pred, pelvis, chest) + _path(pred, chest, head)
+    if any(min(dist[t, m] for m in main) > APPENDAGE * height and not _on_torso(t, torso, points, height)
+           for t in others):
+        return None                       # a tail, wings or extra limbs
+    left = lambda pair: sorted(pair, key=lambda t: -points[t, 0])  # noqa: E731
+    (hand_l, hand_r), (foot_l, foot_r) = left(hands), left(feet)
+    neck = _polyline(pred, points, chest, head)
+    if top is not None:
+        neck = np.vstack([neck, top])
+    paths = {"spine": _polyline(pred, points, pelvis, chest), "head": neck,
+             "arm.L": _polyline(pred, points, chest, hand_l), "arm.R": _polyline(pred, points, chest, hand_r),
+             "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
+             "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
+    lifted = _lift_hidden_hips(paths, floor, height)
+    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths,
+                    symmetric=symmetric, vertices=V, inside=inside,
+                    faces=None if faces is None else np.asarray(faces))
+
+
+def _top_on_plane(points, V, centre_band, height):
+    """(joint, top point) for a body whose highest extremity is off the plane of symmetry:
+    the highest joint on the plane (a head's, below a raised hand; or the top of the torso
+    of armour modelled for a separate head mesh, whose neck rim and shoulders end in
+    extremities beside the plane) and the top of the mesh above it (within NECK_REACH
+    of it sideways), where the head path then ends; (None, None) without such a joint."""
+    on = np.flatnonzero(np.abs(points[:, 0]) <= centre_band)
+    if not len(on):
+        return None, None
+    j = int(on[np.argmax(points[on, 2])])
+    near = V[np.hypot(V[:, 0] - points[j, 0], V[:, 1] - points[j, 1]) < NECK_REACH * height]
+    top = np.array([points[j, 0], points[j, 1], near[:, 2].max() if len(near) else points[j, 2]])
+    return j, (top if top[2] > points[j, 2] else None)
+
+
+def _headgear(tip, head, chest, points, height) -> bool:
+    """A tip above the chest within HEADGEAR x height of the head's tip: a crown's points,
+    a helmet's parts, animal ears, not a limb (arms end farther, wings and tails lower)."""
+    return bool(points[tip, 2] > points[chest, 2]
+                and np.linalg.norm(points[tip] - points[head]) < HEADGEAR * height)
+
+
+def _on_torso(tip, torso, points, height) -> bool:
+    """An extremity whose tip lies within ON_BODY x height of the spine and head paths'
+    joints (`torso`), however long its way along the tree: a tunic's flap, a strap, a
+    backpack, not a tail or a wing, which stand off the body, nor a part hanging by an
+    arm (a mech's shoulder plates)."""
+    return bool(np.linalg.norm(points[torso] - points[tip], axis=1).min() < ON_BODY * height)
+
+
+def _lift_hidden_hips(paths: dict, floor: float, height: float) -> dict:
+    """A robe or a long dress hides the legs: the generic tree's legs branch at its hem,
+    and the pelvis found there lies near the floor (below ROBE_PELVIS of the height).
+    The pelvis then goes up the spine path to HIDDEN_HIP of the height, and each leg path
+    starts at that height above where the leg leaves the hem."""
+    spine = paths["spine"]
+    hip_z = floor + HIDDEN_HIP * height
+    if spine[0, 2] >= floor + ROBE_PELVIS * height or spine[-1, 2] <= hip_z:
+        return paths
+    k = int(np.argmax(spine[:, 2] >= hip_z))            # the first spine point at or above it
+    a, b = spine[k - 1], spine[k]
+    pelvis = a + (hip_z - a[2]) / max(b[2] - a[2], 1e-12) * (b - a)
+    out = dict(paths, spine=np.vstack([pelvis, spine[k:]]))
+    for side in (".L", ".R"):
+        leg = paths["leg" + side]
+        out["leg" + side] = np.vstack([[leg[0, 0], pelvis[1], hip_z], leg])
+    return out
+
+
+def _symmetric(paths: dict) -> dict:
+    """Paths of a mirror-symmetric character made symmetric. A generic tree can hang one
+    arm off a lower spine joint than the other; that side's chest -> hand path then runs
+    down the spine first and is the longer one: each limb takes the shorter side's path
+    and its mirror image, and the centre paths lie on the plane of symmetry."""
+    out = dict(paths)
+    for limb in ("arm", "leg"):
+        left, right = paths[limb + ".L"], paths[limb + ".R"]
+        if path_length(right) < path_length(left):
+            left = right * MIRROR
+        out[limb + ".L"], out[limb + ".R"] = left, left * MIRROR
+    for centre in ("spine", "head"):
+        out[centre] = paths[centre] * np.array([0.0, 1.0, 1.0])
+    return out
+
+
+def _from_hip(path) -> np.ndarray:
+    """The part of a pelvis -> foot path below the hip socket: where the path, after
+    leaving the pelvis sideways, turns down (within the first HIP_SEARCH of its length);
+    else at HIP_FRACTION of it."""
+    seg = np.diff(path, axis=0)
+    length = np.linalg.norm(seg, axis=1)
+    arc = np.concatenate([[0.0], np.cumsum(length)])
+    for k in range(1, len(path) - 1):
+        if arc[k] > HIP_SEARCH * arc[-1]:
+            break
+        if seg[k, 2] < -DOWN * length[k]:
+            return path[k:]
+    start = point_at(path, HIP_FRACTION)
+    return np.vstack([start, path[arc > HIP_FRACTION * arc[-1]]])
+
+
+# -- the joint graph --------------------------------------------------------------------------
+
+def _joint_graph(heads, tails, parents):
+    """Unique joint points and the bones between them (a tree). Leaf bones' tails are put
+    back where their node was (rig.bones.shorten_end_bones stopped them short)."""
+    heads, tails = np.asarray(heads, float), np.asarray(tails, float).copy()
+    parents = np.asarray(parents)
+    leaf = np.ones(len(heads), bool)
+    leaf[parents[parents >= 0]] = False
+    tails[leaf] = heads[leaf] + (tails[leaf] - heads[leaf]) / END_REACH
+    ends = np.vstack([heads, tails])
+    scale = max(np.ptp(ends, axis=0).max(), 1e-12)
+    keys = np.round(ends / scale * 1e6).astype(np.int64)
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    points = ends[first]
+    K = len(heads)
+    edges = np.stack([inverse[:K], inverse[K:]], axis=1)
+    # a child whose head floats off its parent's tail (a socket: hips, shoulders) hangs from it
+    child = np.flatnonzero(parents >= 0)
+    links = np.stack([inverse[K + parents[child]], inverse[child]], axis=1)
+    edges = np.vstack([edges, links])
+    edges = np.unique(np.sort(edges, axis=1), axis=0)
+    return points, edges[edges[:, 0] != edges[:, 1]]
+
+
+def _tree_distances(points, edges):
+    return shortest_path(length_graph(points, edges), directed=False, return_predecessors=True)
+
+
+def _extremities(points, edges, dist, height, centre_band) -> list:
+    """One tip per extremity (leaves that branch apart within EXTREMITY_SPAN of both, on
+    the same side: within `centre_band` of the plane x = 0, left or right of it): the leaf
+    farthest from the tree's centre (the node nearest to every leaf). A head is not one
+    extremity with the shoulder pads beside it."""
+    degree = np.bincount(edges.ravel(), minlength=len(points))
+    leaves = np.flatnonzero(degree == 1)
+    finite = np.where(np.isfinite(dist), dist, np.inf)
+    centre = int(np.argmin(finite[:, leaves].max(axis=1)))
+    span = EXTREMITY_SPAN * height
+    band = np.where(points[:, 0] > centre_band, 1, np.where(points[:, 0] < -centre_band, -1, 0))
+    groups = []
+    for leaf in sorted(leaves, key=lambda t: -finite[centre, t]):
+        for g in groups:
+            if band[leaf] != band[g[0]]:
+                continue
+            fork = _median(leaf, g[0], centre, finite)
+            if finite[fork, leaf] < span and finite[fork, g[0]] < span:
+                g.append(leaf)
+                break
+        else:
+            groups.append([leaf])
+    return [g[0] for g in groups]
+
+
+def _feet(candidates, points, dist):
+    """The two feet among the extremities at floor level: the pair, one each side,
+    farthest apart along the tree (a trouser or tunic hem hangs from the pelvis, nearer
+    than the foot). None without one on each side."""
+    left = [t for t in candidates if points[t, 0] > 0]
+    right = [t for t in candidates if points[t, 0] < 0]
+    if not left or not right:
+        return None
+    pairs = [(dist[a, b], a, b) for a in left for b in right]
+    _, a, b = max(pairs)
+    return [a, b]
+
+
+def _hands(candidates, points, dist, head):
+    """The two extremities, one each side, farthest (along the tree) from the head."""
+    left = [t for t in candidates if points[t, 0] > 0]
+    right = [t for t in candidates if points[t, 0] < 0]
+    if not left or not right:
+        return None
+    return (max(left, key=lambda t: dist[head, t]), max(right, key=lambda t: dist[head, t]))
+
+
+def _median(a, b, c, dist) -> int:
+    """The tree node on the paths between each pair of a, b, c."""
+    total = dist[a] + dist[b] + dist[c]
+    return int(np.argmin(np.where(np.isfinite(total), total, np.inf)))
+
+
+def _path(pred, a, b) -> list:
+    """Nodes on the tree path a -> b."""
+    out = [b]
+    while out[-1] != a:
+        nxt = pred[a, out[-1]]
+        if nxt < 0:
+            return []
+        out.append(int(nxt))
+    return out[::-1]
+
+
+def _polyline(pred, points, a, b) -> np.ndarray:
+    """The polyline of the tree path a -> b."""
+    return points[_path(pred, a, b)]

@@ -1,0 +1,304 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The standard humanoid skeleton laid along a recognised humanoid's paths
+(docs/auto_skeleton.md#humanoids): its joints (standard_joints), bones (standard_bones)
+and the digits' roll references (finger_ups).
+
+The standard joints are placed along the paths pelvis -> foot, chest -> hand, pelvis ->
+chest and chest -> head tip at fractions of their length (LANDMARKS; the proportions of
+the CC0 human rigs of the benchmark data, bench/humanoid.py), so the arm hangs from the
+shoulder in A-pose as in T-pose whatever the hands touch; the pelvis, spine, neck and head
+lie in the middle of the body's depth (SPINE_DEPTH, docs/auto_skeleton.md#spine-depth).
+Knees and elbows follow the limb's shape (landmark_cues.py), the skull base the neck's
+narrowing, and markers placed by the user win (markers.py). Hands whose fingers are
+modelled apart get a thumb and fingers, three joints each (fingers.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import fingers, landmark_cues, markers
+from ...mesh import vertex_components
+from ..polyline import length as path_length
+from ..polyline import point_at
+from .recognition import DOWN, NECK_REACH, Humanoid
+
+# The pelvis, spine, neck and head lie this share of the body's depth behind its front:
+# its middle (the contraction's centre line wanders front and back). Artists differ:
+# MPFB 0.66-0.74, Quaternius 0.5-0.6, 0 A.D. about 0.4 (measured in
+# docs/auto_skeleton.md#spine-depth).
+SPINE_DEPTH = 0.5
+# The knees lie this share of the leg's depth behind its front: artists put them forward
+# (their shares: MPFB 0.44, Quaternius' newer packs 0.27-0.4, its classics 0.14-0.2), so
+# the kneecap leads the bend (docs/auto_skeleton.md#spine-depth).
+KNEE_DEPTH = 0.4
+# ... the depth measured on the vertices within these shares of the height (up and down,
+# doubled up to three times until DEPTH_VERTICES are found: low-poly torsos) and of the
+# width (sideways) of the point.
+DEPTH_SLAB = (0.02, 0.05)
+DEPTH_VERTICES = 4
+# The skull base (the head joint) lies this share of the height above the narrowest
+# cross-section of the neck with a head at least HEAD_WIDER as wide above it, searched
+# within NECK_SEARCH of the chest -> head path (the crown narrows to nothing: no neck
+# there; sections NECK_SLAB of the height thick, within NECK_REACH of the path sideways).
+# The neck keeps its LANDMARKS proportion to the head (docs/auto_skeleton.md#humanoids).
+SKULL_ABOVE_NECK = 0.02
+NECK_SEARCH = (0.05, 0.85)
+NECK_SLAB = 0.01
+HEAD_WIDER = 1.2
+
+# Standard joints: (role, path, fraction of the path's length). Paths: "spine" pelvis ->
+# chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" hip socket -> foot tip.
+# Limbs, neck and head: the median over the CC0 human rigs of ../shared/data
+# (bench/humanoid.py --calibrate: 64 limbs, 32 heads, 24 toes; interquartile ranges
+# 0.02-0.19 wide); the spine is spread evenly and the clavicle starts near the middle.
+LANDMARKS = (
+    ("spine", "spine", 0.30), ("spine1", "spine", 0.60), ("spine2", "spine", 0.85),
+    ("neck", "head", 0.34), ("head", "head", 0.56),
+    ("shoulder", "arm", 0.05), ("upper_arm", "arm", 0.21), ("forearm", "arm", 0.48),
+    ("hand", "arm", 0.78),
+    ("thigh", "leg", 0.02), ("shin", "leg", 0.37), ("foot", "leg", 0.80), ("toe", "leg", 0.93),
+)
+# The standard hierarchy: role -> parent role ("hips" is the root). Sides: ".L", ".R".
+PARENTS = {
+    "spine": "hips", "spine1": "spine", "spine2": "spine1", "neck": "spine2", "head": "neck",
+    "shoulder": "spine2", "upper_arm": "shoulder", "forearm": "upper_arm", "hand": "forearm",
+    "thigh": "hips", "shin": "thigh", "foot": "shin", "toe": "foot",
+}
+# Fingers (fingers.find_fingers, when the hands have separable fingers): three bones a
+# digit from the hand ("index1.L" ...); a Rigify metarig adds palm bones between.
+DIGIT_ROLES = tuple(f"{digit}{k}" for digit in fingers.NAMES for k in (1, 2, 3))
+PARENTS.update({f"{digit}{k}": (f"{digit}{k - 1}" if k > 1 else "hand") for digit in fingers.NAMES for k in (1, 2, 3)})
+PALMS = {"index": "palm1", "thumb": "palm1", "middle": "palm2", "ring": "palm3", "pinky": "palm4"}
+SIDED = {"shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe", *DIGIT_ROLES}
+THIGH_AXIS = 0.2          # the hip socket lies on the line knee -> this share of the leg path (sideways)
+
+
+def standard_joints(humanoid: Humanoid) -> dict:
+    """role (e.g. "forearm.L") -> joint position, and "hips", plus "head_top", "hand_tip.L",
+    "toe_tip.L" ... for the end bones' tails. The hip sockets lie on the thighs' axes
+    (_on_thigh_axis). The pelvis, spine, neck and head lie at SPINE_DEPTH of the body's
+    depth, the knees at KNEE_DEPTH of the leg's (when the humanoid has its mesh). A hand with
+    separable fingers (with the mesh's faces) adds its digits' joints, "index1.L" ...
+    "index3.L" and "index_tip.L"."""
+    if humanoid.joints is not None:
+        return dict(humanoid.joints)
+    out = {"hips": humanoid.paths["spine"][0], "head_top": humanoid.paths["head"][-1]}
+    for role, path, fraction in LANDMARKS:
+        for side in ((".L", ".R") if path in ("arm", "leg") else ("",)):
+            out[role + side] = point_at(humanoid.paths[path + side], fraction)
+    if humanoid.vertices is not None:
+        out["neck"], out["head"], humanoid.cues["head"] = _neck_and_skull_base(humanoid.paths["head"], humanoid.vertices)
+    if humanoid.vertices is not None and humanoid.faces is not None:
+        _middle_joints(out, humanoid)
+    for side in (".L", ".R"):
+        humanoid.cues["thigh" + side] = "proportion" if humanoid.hidden_legs else "leg axis"
+        out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
+        out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
+        if not humanoid.hidden_legs:
+            out["thigh" + side] = _on_thigh_axis(out["thigh" + side], out["shin" + side],
+                                                 point_at(humanoid.paths["leg" + side], THIGH_AXIS))
+    if humanoid.vertices is not None:
+        spine = ("hips", "spine", "spine1", "spine2", "neck", "head")
+        for role, p in zip(spine, at_spine_depth([out[r] for r in spine], humanoid.vertices, humanoid.inside)):
+            out[role] = p
+        if not humanoid.hidden_legs:
+            knees = ["shin.L", "shin.R"]
+            out.update({"knee_centre" + role[-2:]: out[role] for role in knees})   # for snap_limbs
+            for role, p in zip(knees, at_spine_depth([out[r] for r in knees], humanoid.vertices, humanoid.inside,
+                                                     KNEE_DEPTH)):
+                out[role] = p
+    if humanoid.markers:
+        out = markers.apply(out, markers.with_mirrors(humanoid.markers, humanoid.symmetric))
+    if humanoid.vertices is not None and humanoid.faces is not None:
+        for side in (".L", ".R"):
+            digits = fingers.find_fingers(humanoid.vertices, humanoid.faces, out["hand" + side],
+                                          out["forearm" + side], out["hand_tip" + side])
+            for digit, joints in (digits or {}).items():
+                for k, p in enumerate(joints):
+                    out[f"{digit}{k + 1 if k < 3 else '_tip'}{side}"] = p
+    humanoid.joints = out
+    return dict(out)
+
+
+def _middle_joints(out, humanoid):
+    """Knees and elbows by the strongest cue the limb shows (landmark_cues.middle_joint);
+    humanoid.cues records which one placed each."""
+    fraction = {role: f for role, _, f in LANDMARKS}
+    _, parts = vertex_components(len(humanoid.vertices), humanoid.faces)
+    for role, limb in (("shin", "leg"), ("forearm", "arm")):
+        if limb == "leg" and humanoid.hidden_legs:
+            continue
+        for side in (".L", ".R"):
+            out[role + side], humanoid.cues[role + side] = landmark_cues.middle_joint(
+                humanoid.vertices, humanoid.faces, parts, humanoid.paths[limb + side], limb, fraction[role])
+
+
+def _neck_and_skull_base(path, V):
+    """(neck, head, cue) joints on the chest -> head tip path: the head SKULL_ABOVE_NECK of the
+    height above the neck's narrowest cross-section (the vertices' sideways extent in a
+    thin horizontal slab around the path) below a wider head, the neck at the LANDMARKS
+    ratio of the head's distance along the path; at the LANDMARKS fractions without one
+    (cue "narrowing" or "proportion")."""
+    fraction = dict((role, f) for role, _, f in LANDMARKS)
+    height = float(np.ptp(V[:, 2]))
+    length = path_length(path)
+    fractions = np.arange(NECK_SEARCH[0], NECK_SEARCH[1] + 1e-9, 0.02)
+    widths = np.full(len(fractions), np.inf)
+    for k, f in enumerate(fractions):
+        p = point_at(path, f)
+        section = V[(np.abs(V[:, 2] - p[2]) < NECK_SLAB * height)
+                    & (np.hypot(V[:, 0] - p[0], V[:, 1] - p[1]) < NECK_REACH * height)]
+        if len(section) > 3:
+            widths[k] = np.ptp(section[:, 0])
+    # a neck has a wider head above it (the crown narrows to nothing: no neck there)
+    above = np.array([np.max(np.where(np.isfinite(widths[k + 1:]), widths[k + 1:], 0), initial=0.0)
+                      for k in range(len(widths))])
+    neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths), widths, np.inf)
+    at = fractions[int(np.argmin(neck))] if np.isfinite(neck).any() else None
+    if at is None or length <= 0:
+        return point_at(path, fraction["neck"]), point_at(path, fraction["head"]), "proportion"
+    head = min(at + SKULL_ABOVE_NECK * height / length, 0.95)
+    return point_at(path, head * fraction["neck"] / fraction["head"]), point_at(path, head), "narrowing"
+
+
+def _on_thigh_axis(hip, knee, thigh):
+    """The hip socket moved sideways onto the thigh's axis (the line from the knee up
+    through a point of the thigh), at its own height and depth: the leg path bends in
+    from the socket to the pelvis, and its turn lies inside the socket. A thigh that is
+    not steep (sitting), or an axis that would cross the plane of symmetry, leaves it."""
+    d = knee - thigh
+    if d[2] > -DOWN * np.linalg.norm(d):
+        return hip
+    x = knee[0] + d[0] * (hip[2] - knee[2]) / d[2]
+    return np.array([x, hip[1], hip[2]]) if x * hip[0] > 0 else hip
+
+
+def at_spine_depth(points, V, inside=None, share=None) -> np.ndarray:
+    """Points moved front-to-back (y; the front is -y) to `share` (default SPINE_DEPTH; one
+    for all or one per point) of the body's depth there (the vertices in a DEPTH_SLAB
+    around each point); points with too few vertices around them, or that `inside` says
+    would leave the mesh, stay."""
+    P = np.array(points, dtype=np.float64)
+    start = P.copy()
+    share = np.broadcast_to(SPINE_DEPTH if share is None else share, len(P))
+    width, height = DEPTH_SLAB[1] * np.ptp(V[:, 0]), DEPTH_SLAB[0] * np.ptp(V[:, 2])
+    for p, depth in zip(P, share):
+        beside = np.abs(V[:, 0] - p[0]) < width
+        for k in range(4):
+            near = V[beside & (np.abs(V[:, 2] - p[2]) < height * 2 ** k), 1]
+            if len(near) >= DEPTH_VERTICES:
+                p[1] = near.min() + depth * np.ptp(near)
+                break
+    if inside is not None and len(P):
+        out = ~np.asarray(inside(P), bool) & np.asarray(inside(start), bool)
+        P[out] = start[out]
+    return P
+
+
+def standard_bones(humanoid: Humanoid, metarig: bool = False):
+    """(heads (K,3), tails (K,3), parents (K,), roles [K]) of the standard skeleton, with
+    three bones a digit on hands with separable fingers (the hand bone then ends at the
+    middle finger's knuckle). `metarig` adds what Rigify's human metarig has besides:
+    heel bones (children of the feet, across the back of each foot on the floor: its leg
+    rig pivots the foot roll there) and, on hands with fingers, palm bones from the wrist
+    to the knuckles ("palm1.L" ... "palm4.L"; the thumb and index hang from the first)."""
+    joints = standard_joints(humanoid)
+    roles = ["hips"] + [r + s for r, path, _ in LANDMARKS
+                        for s in ((".L", ".R") if r in SIDED else ("",))]
+    roles += [r + s for s in (".L", ".R") for r in DIGIT_ROLES if r + s in joints]
+    index = {r: i for i, r in enumerate(roles)}
+    parents = np.array([-1] + [index[_parent_role(r)] for r in roles[1:]])
+    heads = np.array([joints[r] for r in roles])
+    tails = np.array([joints[_end(r, joints)] for r in roles])
+    if metarig:
+        heads, tails, parents, roles = _with_heels(heads, tails, parents, roles)
+        heads, tails, parents, roles = _with_palms(heads, tails, parents, roles)
+    return heads, tails, parents, roles
+
+
+_ENDS = {"hips": "spine", "spine": "spine1", "spine1": "spine2", "spine2": "neck", "neck": "head",
+         "head": "head_top", "shoulder": "upper_arm", "upper_arm": "forearm", "forearm": "hand",
+         "hand": "hand_tip", "thigh": "shin", "shin": "foot", "foot": "toe", "toe": "toe_tip",
+         **{f"{digit}{k}": f"{digit}{k + 1}" if k < 3 else f"{digit}_tip" for digit in fingers.NAMES for k in (1, 2, 3)}}
+
+
+def _end(role: str, joints: dict) -> str:
+    """The joint a role's bone ends at: the next joint down the chain; a hand with fingers
+    ends at the middle finger's knuckle."""
+    base, side = split_role(role)
+    if base == "hand" and "middle1" + side in joints:
+        return "middle1" + side
+    return _ENDS[base] + side
+
+
+def _with_heels(heads, tails, parents, roles):
+    extra_h, extra_t, extra_p = [], [], []
+    for side, sign in ((".L", 1.0), (".R", -1.0)):
+        foot, toe = roles.index("foot" + side), roles.index("toe" + side)
+        length = np.linalg.norm(tails[toe] - heads[foot])
+        back = heads[foot] - 0.25 * (heads[toe] - heads[foot])
+        back[2] = min(tails[toe][2], heads[toe][2])
+        width = np.array([0.15 * length * sign, 0.0, 0.0])
+        extra_h.append(back - width)
+        extra_t.append(back + width)
+        extra_p.append(foot)
+    return (np.vstack([heads, extra_h]), np.vstack([tails, extra_t]),
+            np.concatenate([parents, extra_p]), roles + ["heel.L", "heel.R"])
+
+
+def finger_ups(heads, tails, roles, up) -> np.ndarray:
+    """Roll references (K, 3) with the digits' and palms' bones facing the back of their
+    hand (the normal of the plane of the knuckles and the fingers' direction, the same
+    on both hands mirrored): fingers then curl about their bones' X axis, in T- or
+    A-pose. Other bones keep `up`."""
+    up = np.array(up, dtype=np.float64)
+    for side, sign in ((".L", 1.0), (".R", -1.0)):
+        if "index1" + side not in roles:
+            continue
+        at = {r: roles.index(r + side) for r in ("index1", "middle3", "hand")}
+        outer = [roles.index(d + "1" + side) for d in ("pinky", "ring") if d + "1" + side in roles][0]
+        across = heads[at["index1"]] - heads[outer]      # a four-digit hand has no pinky
+        along = heads[at["middle3"]] - heads[at["hand"]]
+        back = sign * np.cross(across, along)
+        if not np.linalg.norm(back) > 0:
+            continue
+        for j, role in enumerate(roles):
+            base, s = split_role(role)
+            if s == side and (base in DIGIT_ROLES or base.startswith("palm")):
+                d = tails[j] - heads[j]
+                d = d / max(np.linalg.norm(d), 1e-12)
+                u = back - (back @ d) * d
+                if np.linalg.norm(u) > 1e-9:
+                    up[j] = u / np.linalg.norm(u)
+    return up
+
+
+def _with_palms(heads, tails, parents, roles):
+    """Rigify's palm bones: from a fifth of the way from the wrist to each finger's
+    knuckle, to the knuckle; the fingers (and the thumb, from the first) hang from them."""
+    heads, tails, parents, roles = list(heads), list(tails), list(parents), list(roles)
+    for side in (".L", ".R"):
+        if "index1" + side not in roles:
+            continue
+        hand = roles.index("hand" + side)
+        present = [d for d in PALMS if d + "1" + side in roles]          # four digits: no pinky
+        for digit in [d for d in ("index", "middle", "ring", "pinky") if d in present]:
+            knuckle = heads[roles.index(digit + "1" + side)]
+            heads.append(heads[hand] + 0.2 * (knuckle - heads[hand]))
+            tails.append(knuckle)
+            parents.append(hand)
+            roles.append(PALMS[digit] + side)
+        for digit, palm in ((d, PALMS[d]) for d in present):
+            parents[roles.index(digit + "1" + side)] = roles.index(palm + side)
+    return np.array(heads), np.array(tails), np.array(parents, dtype=np.int64), roles
+
+
+def split_role(role: str) -> tuple:
+    """"forearm.L" -> ("forearm", ".L"); "neck" -> ("neck", "")."""
+    return (role[:-2], role[-2:]) if role[-2:] in (".L", ".R") else (role, "")
+
+
+def _parent_role(role: str) -> str:
+    base, side = split_role(role)
+    parent = PARENTS[base]
+    return parent + side if parent in SIDED else parent

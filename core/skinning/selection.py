@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Model selection for Auto Skin training (docs/auto_skin.md#training): which epoch's
+network is kept, run by train.py's training loop (`run`: its _Runner).
+
+- "folds" (up to FOLDS_MAX_GROUPS families): cross-validation by family. Each fold
+  trains from the start model on the other folds for `epochs` epochs and records every
+  held-out character's L1 after every epoch; the epoch count with the lowest mean
+  held-out L1 is then trained on all characters. Epoch 0 is the start model itself, so
+  a run that does not help hands back the start model and says so.
+- "holdout" (more families, or `val_families` given): a share of the families is held
+  out, early stopping after `patience` epochs without a better validation L1 (never
+  before `min_epochs`), the best epoch kept; epoch 0 again is the start model. The
+  surface smoothing is then chosen on the held-out families (choose_smoothing).
+Either way the kept network must beat the start model clearly (clear_gain).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+
+from .training_data import candidate_l1
+
+FOLDS = 5                   # cross-validation folds (fewer when there are fewer families)
+FOLDS_MAX_GROUPS = 12       # up to this many families: cross-validation, more: a held-out share
+MIN_EPOCHS = 20             # holdout: never stop before this many epochs
+IMPROVEMENT = 1e-4          # validation L1 must drop by more than this to replace the start model
+SIGNIFICANCE = 2.0          # ... and by more than this many standard errors of the per-character gains
+
+
+def select_holdout(run, train_p, val_p, start_params, resume_state, epochs, patience, min_epochs):
+    """Early stopping on held-out families. Returns (params, best epoch, history,
+    stopped_early); epoch 0 is the start model."""
+    s = run.s
+    net, opt = run.network(start_params)
+    start_l1 = [l1 for _, l1 in run.scores(start_params, val_p)]
+    history, best = [], {"l1": float(np.mean(start_l1)) if val_p else math.inf, "epoch": 0,
+                         "params": start_params}
+    first, bad, since_decay = 1, 0, 0
+    if resume_state is not None:
+        net.load_state_dict(resume_state["net"])
+        opt.load_state_dict(resume_state["opt"])
+        history = json.loads(resume_state["history"])
+        best = {"l1": resume_state["best_l1"], "epoch": resume_state["best_epoch"],
+                "params": _params_of(resume_state["best_params"])}
+        first, bad, since_decay = resume_state["epoch"] + 1, resume_state["bad_epochs"], resume_state["since_decay"]
+    stopped_early = False
+    for epoch in range(first, epochs + 1):
+        if val_p and bad >= patience and epoch > min_epochs:
+            stopped_early = True
+            break
+        t0 = time.perf_counter()
+        loss = run.epoch(net, opt, train_p, [s["seed"], epoch], {"epoch": epoch, "epochs": epochs})
+        params = net.numpy_params()
+        val = run.scores(params, val_p)
+        val_loss = float(np.mean([v[0] for v in val])) if val else float("nan")
+        val_l1 = float(np.mean([v[1] for v in val])) if val else float("nan")
+        metric = val_l1 if val else loss
+        if metric < best["l1"] - (IMPROVEMENT if val else 0.0):
+            best, bad, since_decay = {"l1": metric, "epoch": epoch, "params": params}, 0, 0
+        else:
+            bad += 1
+            since_decay += 1
+            if s["lr_decay"] < 1 and since_decay >= s["decay_patience"]:
+                for group in opt.param_groups:
+                    group["lr"] *= s["lr_decay"]
+                since_decay = 0
+        history.append({"epoch": epoch, "lr": opt.param_groups[0]["lr"], "train_loss": loss,
+                        "val_loss": val_loss, "val_l1": val_l1, "seconds": round(time.perf_counter() - t0, 3)})
+        run.save(epoch=epoch, net=net.state_dict(), opt=opt.state_dict(), history=json.dumps(history),
+                 best_l1=float(best["l1"]), best_epoch=int(best["epoch"]),
+                 best_params=_tensors_of(run.torch, best["params"]), bad_epochs=bad, since_decay=since_decay)
+        run.notify({"stage": "epoch", "epoch": epoch, "epochs": epochs, "train_loss": loss,
+                    "val_loss": val_loss, "val_l1": val_l1, "best_l1": float(best["l1"]),
+                    "best_epoch": int(best["epoch"])})
+    else:
+        stopped_early = bool(val_p) and bad >= patience
+    if val_p and best["epoch"] > 0:
+        best_l1 = [l1 for _, l1 in run.scores(best["params"], val_p)]
+        if not clear_gain(np.subtract(start_l1, best_l1)):
+            best = {"l1": float(np.mean(start_l1)), "epoch": 0, "params": start_params}
+    return best["params"], int(best["epoch"]), history, stopped_early
+
+
+def _params_of(tensors: dict) -> dict:
+    return {k: v.cpu().numpy() for k, v in tensors.items()}
+
+
+def _tensors_of(torch, params: dict) -> dict:
+    return {k: torch.from_numpy(np.asarray(v)) for k, v in params.items()}
+
+
+def _group_key(preps):
+    """Characters are grouped by family; when all share one family, each is its own group."""
+    if len({p["family"] for p in preps}) >= 2:
+        return lambda i, p: p["family"]
+    return lambda i, p: f"{i}:{p['name']}"
+
+
+def group_count(preps) -> int:
+    key = _group_key(preps)
+    return len({key(i, p) for i, p in enumerate(preps)})
+
+
+def clear_gain(gains) -> bool:
+    """Whether per-character validation gains (start L1 - trained L1) show a real
+    improvement: a mean above IMPROVEMENT and above SIGNIFICANCE standard errors. The best
+    of many epochs on a few characters is an optimistic estimate; a gain within the noise
+    of the characters does not replace the start model."""
+    gains = np.asarray(gains, dtype=np.float64)
+    gains = gains[np.isfinite(gains)]
+    if not len(gains):
+        return False
+    mean = float(gains.mean())
+    se = float(gains.std(ddof=1) / math.sqrt(len(gains))) if len(gains) > 1 else math.inf
+    return mean > IMPROVEMENT and mean > SIGNIFICANCE * se
+
+
+def fold_groups(preps, n_folds: int, seed: int) -> list:
+    """Fold index per character: whole families to one fold (characters when there is only
+    one family), families shuffled with `seed` and dealt round-robin."""
+    key = _group_key(preps)
+    keys = [key(i, p) for i, p in enumerate(preps)]
+    groups = sorted(set(keys))
+    order = np.random.default_rng([seed, 7]).permutation(len(groups))
+    fold = {groups[g]: i % n_folds for i, g in enumerate(order)}
+    return [fold[k] for k in keys]
+
+
+def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
+    """Cross-validation over epoch counts, then the chosen count trained on everything.
+    Returns (params, best epoch, history, curves, mean curve): curves[i] is character i's
+    held-out L1 after epochs 0..epochs of the fold that left it out."""
+    s = run.s
+    fold = fold_groups(preps, n_folds, s["seed"])
+    phase, first, curves, history = 0, 1, [None] * len(preps), []
+    if resume_state is not None:
+        phase, first = int(resume_state["phase"]), int(resume_state["epoch"]) + 1
+        curves, history = json.loads(resume_state["curves"]), json.loads(resume_state["history"])
+    total = n_folds * epochs + epochs
+    for f in range(phase, n_folds):
+        train_p = [p for p, k in zip(preps, fold) if k != f]
+        held = [i for i, k in enumerate(fold) if k == f]
+        val_p = [preps[i] for i in held]
+        net, opt = run.network(start_params)
+        if resume_state is not None and f == phase:
+            net.load_state_dict(resume_state["net"])
+            opt.load_state_dict(resume_state["opt"])
+        else:
+            first = 1
+            for i, (_, l1) in zip(held, run.scores(start_params, val_p)):
+                curves[i] = [l1]
+        for epoch in range(first, epochs + 1):
+            loss = run.epoch(net, opt, train_p, [s["seed"], f, epoch],
+                             {"epoch": f * epochs + epoch, "epochs": total})
+            for i, (_, l1) in zip(held, run.scores(net.numpy_params(), val_p)):
+                curves[i].append(l1)
+            run.save(phase=f, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
+                     curves=json.dumps(curves), history=json.dumps(history))
+            run.notify({"stage": "epoch", "epoch": f * epochs + epoch, "epochs": total, "train_loss": loss,
+                        "val_loss": float("nan"), "val_l1": float(np.mean([curves[i][-1] for i in held])),
+                        "phase": f"fold {f + 1}/{n_folds}"})
+        resume_state = None
+    table = np.array(curves)
+    mean_curve = table.mean(axis=0)
+    best = int(np.argmin(mean_curve))
+    if not clear_gain(table[:, 0] - table[:, best]):
+        best = 0
+    net, opt = run.network(start_params)
+    first = 1
+    if phase == n_folds and resume_state is not None:
+        net.load_state_dict(resume_state["net"])
+        opt.load_state_dict(resume_state["opt"])
+        first = int(resume_state["epoch"]) + 1
+    for epoch in range(first, best + 1):
+        t0 = time.perf_counter()
+        loss = run.epoch(net, opt, preps, [s["seed"], n_folds, epoch],
+                         {"epoch": n_folds * epochs + epoch, "epochs": n_folds * epochs + best})
+        history.append({"epoch": epoch, "lr": s["lr"], "train_loss": loss, "val_loss": float("nan"),
+                        "val_l1": float(mean_curve[epoch]), "seconds": round(time.perf_counter() - t0, 3)})
+        run.save(phase=n_folds, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
+                 curves=json.dumps(curves), history=json.dumps(history))
+        run.notify({"stage": "epoch", "epoch": n_folds * epochs + epoch, "epochs": n_folds * epochs + best,
+                    "train_loss": loss, "val_loss": float("nan"), "val_l1": float(mean_curve[epoch]),
+                    "best_l1": float(mean_curve[best]), "best_epoch": best, "phase": "all characters"})
+    params = net.numpy_params() if best > 0 else start_params
+    return params, best, history, curves, mean_curve
+
+
+def choose_smoothing(model, val_p, iterations, group, strength: float = 0.5) -> dict:
+    """Validation L1 per surface-smoothing iteration count (model.predict with it)."""
+    iterations = sorted({int(i) for i in iterations})
+    if len(iterations) <= 1 or not val_p:
+        return {}
+    keep = dict(model.config.get("smooth") or {})
+    table = {}
+    try:
+        for i in iterations:
+            model.config["smooth"] = {"iterations": i, "strength": strength}
+            local = {k: candidate_l1(model.predict(p["features"]), p)
+                     for k, p in enumerate(val_p) if group.owns(p)}
+            table[i] = float(np.mean(list(group.gather(local).values())))
+    finally:
+        model.config["smooth"] = keep
+    return table
