@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from common import DATA_DEFAULT, RESULTS, markdown_table, source_of, subdivided  # noqa: E402
 
 from bonesmith.core.skinning import train as skin_train  # noqa: E402
-from bonesmith.core.skinning.text_progress import text_progress  # noqa: E402
+from bonesmith.cli.text_progress import text_progress  # noqa: E402
 
 
 def manifest(data_dir: Path) -> dict:

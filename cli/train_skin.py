@@ -77,7 +77,7 @@ def _train_skin_files(inputs) -> list:
 def run(args) -> int:
     from ..core.skinning import train as skin_train
     from ..core.skinning.distributed import launched_by_torchrun
-    from ..core.skinning.text_progress import text_progress
+    from .text_progress import text_progress
 
     skin_train._torch()                 # a clear message before any slow loading
     check_writable(args.out)

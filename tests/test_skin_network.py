@@ -377,7 +377,7 @@ def test_split_by_family(train):
 
 def test_text_progress_lines(train):
     import io
-    from bonesmith.core.skinning.text_progress import text_progress
+    from bonesmith.cli.text_progress import text_progress
     out = io.StringIO()
     show = text_progress(out)
     show({"stage": "features", "done": 1, "total": 2, "name": "x"})

@@ -13,8 +13,8 @@ the predicted distribution over each vertex's 5 candidate bones and the artist's
 restricted to those candidates and renormalised, plus `l1_weight` x their L1 distance.
 
 Model selection (which epoch is kept: cross-validation by family or a held-out share) is
-in selection.py, the torch network in torch_net.py, a text progress bar in
-text_progress.py.
+in selection.py, the torch network in torch_net.py; the command line's text progress bar
+is cli/text_progress.py.
 
 A checkpoint (`<out>.ckpt`) is written after every epoch; `resume=True` continues from it
 and gives the same result as an uninterrupted run. Runs are deterministic for a seed (on

@@ -21,7 +21,7 @@ from ..bones import END_REACH
 from ..graph import length_graph
 from ..polyline import length as path_length
 from ..polyline import point_at
-from ..symmetry import MIRROR
+from ...symmetry import MIRROR
 
 # Leaves that branch apart this close to both of them (tree distance, fraction of the
 # height) are one extremity: the fingers of a hand, a foot's toe and heel, a head's parts.
@@ -59,7 +59,7 @@ class Humanoid:
 def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None,
               faces=None) -> Humanoid | None:
     """The humanoid paths of a generic rig (upright frame), or None if it is not one.
-    symmetric: the mesh is its own mirror image in x = 0 (rig.is_mirror_symmetric); its
+    symmetric: the mesh is its own mirror image in x = 0 (core.symmetry.is_mirror_symmetric); its
     paths are then made symmetric (_symmetric). inside: optional callable(points) ->
     bool array; a spine joint moved to SPINE_DEPTH must stay inside (a dress's slab
     is not the body's). faces: the mesh's welded faces; the hands then get fingers
