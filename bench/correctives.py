@@ -51,7 +51,7 @@ def build_scene(path, levels: int = 0):
     `levels` times (Catmull-Clark, applied: weights interpolated by Blender).
     Returns (armature, mesh)."""
     import bpy
-    from bonesmith.bridge.files import load_rigged_npz
+    from bonesmith.bridge.file_import import load_rigged_npz
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     armature, obj = load_rigged_npz(path)

@@ -16,10 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import bpy
-import numpy as np
 
 from ..core.errors import BonesmithError
-from .files import import_objects
+from .file_import import import_objects
 from .selection import rig_meshes
 from .weights import combine_rest, deform_bones, read_weights_combined
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from ..core.errors import BonesmithError
-from ..core.files import check_writable, save_atomic
+from ..core.safe_write import check_writable, save_atomic
 
 CHARACTER_FORMATS = (".obj", ".ply", ".fbx", ".glb", ".gltf", ".blend", ".npz")
 BATCH_FORMATS = ("glb", "fbx", "blend", "npz")

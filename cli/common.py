@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ..core.errors import BonesmithError
-from ..core.files import check_writable
+from ..core.safe_write import check_writable
 
 OUTPUT_FORMATS = (".blend", ".fbx", ".glb", ".json")
 

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from ..core.errors import BonesmithError
-from ..core.files import check_writable
+from ..core.safe_write import check_writable
 from . import common
 
 
@@ -74,7 +74,7 @@ def _correctives_data(path: Path, args, seed: int) -> dict:
 def _rigged_character(path: Path):
     """(armature, meshes) of a rigged file, imported into an empty scene."""
     common.empty_scene()
-    from ..bridge.files import import_file
+    from ..bridge.file_import import import_file
     from ..bridge.selection import armatures_of, rig_meshes
 
     armatures = armatures_of(import_file(path))

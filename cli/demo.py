@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import BonesmithError
-from ..core.files import check_writable
+from ..core.safe_write import check_writable
 from . import common
 
 SAMPLE_CHARACTER = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"   # in the zip too
@@ -72,9 +72,9 @@ def run(args) -> int:
     check_writable(args.out / "demo.fbx")
     common.empty_scene()
     from ..bridge import fbx as bridge_fbx
-    from ..bridge import files, render
+    from ..bridge import file_import, render
 
-    meshes = [files.load_npz(SAMPLE_CHARACTER)]
+    meshes = [file_import.load_npz(SAMPLE_CHARACTER)]
     skeleton, armature, seconds, n_vertices = common.rig(meshes, args.detail)
     weights, skin_seconds = common.skin(meshes, armature)
     poses = _demo_poses(armature)

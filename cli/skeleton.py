@@ -27,10 +27,10 @@ def run(args) -> int:
     common.check_outputs(args.out, common.OUTPUT_FORMATS)
     markers = common.load_markers(args.markers)
     common.empty_scene()
-    from ..bridge import files
+    from ..bridge import file_import
 
-    meshes = files.import_file(args.input)
-    files.strip_rigs(meshes)
+    meshes = file_import.import_file(args.input)
+    file_import.strip_rigs(meshes)
     skeleton, armature, seconds, n_vertices = common.rig(meshes, args.detail, args.naming, markers)
     common.write_all(args.out, skeleton, armature, meshes)
     print(f"{args.input.name}: {n_vertices} vertices -> {len(skeleton)} joints ({skeleton.facing_text}) "

@@ -61,13 +61,13 @@ def run(args) -> int:
     markers = common.load_markers(args.markers)
     scene = common.empty_scene()
     import bpy
-    from ..bridge import files
+    from ..bridge import file_import
     from ..bridge.weights import deform_bones
 
-    meshes = files.import_file(args.input)
+    meshes = file_import.import_file(args.input)
     skeleton_seconds = None
     if args.auto_skeleton:
-        files.strip_rigs(meshes)
+        file_import.strip_rigs(meshes)
         _, armature, skeleton_seconds, _ = common.rig(meshes, args.detail, args.naming, markers)
     elif args.armature_from is not None:
         source = args.armature_from
@@ -75,8 +75,8 @@ def run(args) -> int:
             raise BonesmithError(f"Cannot take an armature from {source.name}: use .blend .fbx .glb .gltf")
         if not source.is_file():
             raise BonesmithError(f"File not found: {source}")
-        files.strip_rigs(meshes)
-        added = files.import_objects(source, scene.collection)
+        file_import.strip_rigs(meshes)
+        added = file_import.import_objects(source, scene.collection)
         armature = _input_armature([], added)
         if armature is None:
             raise BonesmithError(f"{source.name} contains no armature")

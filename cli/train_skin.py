@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import BonesmithError
-from ..core.files import check_writable
+from ..core.safe_write import check_writable
 from . import common
 
 

@@ -24,12 +24,17 @@ they need and ignore the rest. Records never hold Python objects (`allow_pickle=
 """
 from __future__ import annotations
 
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from .errors import BonesmithError
-from .files import UNREADABLE_NPZ
+
+# What np.load raises for a file that is not a readable .npz archive (missing, not a zip,
+# empty, truncated, corrupt member, pickled data).
+UNREADABLE_NPZ = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
 
 MESH = ("verts", "faces")
 RIG = MESH + ("joints", "parents", "weights")

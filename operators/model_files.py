@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from ..core.errors import BonesmithError
-from ..core.files import save_atomic  # noqa: F401 - the operators' atomic save
+from ..core.safe_write import save_atomic  # noqa: F401 - the operators' atomic save
 
 
 def safe_name(name: str) -> str:

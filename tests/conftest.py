@@ -97,7 +97,7 @@ def bridge(ext):
     class Bridge:
         mesh = submodule(ext, "bridge.mesh")
         armature = submodule(ext, "bridge.armature")
-        files = submodule(ext, "bridge.files")
+        file_import = submodule(ext, "bridge.file_import")
         fbx = submodule(ext, "bridge.fbx")
         render = submodule(ext, "bridge.render")
     return Bridge

@@ -81,7 +81,7 @@ def test_batch_rigs_the_character_files_of_a_folder(first_run):
 
 
 def test_batch_outputs_are_rigged_and_weighted(first_run, bridge, scene):
-    (mesh,) = bridge.files.import_file(first_run["out"] / "body_obj.glb")
+    (mesh,) = bridge.file_import.import_file(first_run["out"] / "body_obj.glb")
     armature = mesh.parent
     assert armature is not None and armature.type == 'ARMATURE'
     bones = {b.name for b in armature.data.bones}

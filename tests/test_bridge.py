@@ -242,7 +242,7 @@ def test_import_file(bridge, scene, make_mesh, humanoid, write_obj, tmp_path, su
         for mesh in list(bpy.data.meshes):
             bpy.data.meshes.remove(mesh)
 
-    meshes = bridge.files.import_file(path)
+    meshes = bridge.file_import.import_file(path)
     assert len(meshes) == 1 and meshes[0].type == 'MESH'
     assert meshes[0].name in bpy.context.scene.objects
     got_v, got_f = bridge.mesh.object_arrays(meshes[0])
@@ -255,22 +255,22 @@ def test_import_file(bridge, scene, make_mesh, humanoid, write_obj, tmp_path, su
 
 def test_import_file_errors(bridge, errors, scene, tmp_path):
     with pytest.raises(errors.BonesmithError, match="not found"):
-        bridge.files.import_file(tmp_path / "missing.obj")
+        bridge.file_import.import_file(tmp_path / "missing.obj")
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(errors.BonesmithError, match="Cannot import notes.txt"):
-        bridge.files.import_file(tmp_path / "notes.txt")
+        bridge.file_import.import_file(tmp_path / "notes.txt")
     (tmp_path / "empty.obj").write_text("# nothing here\n")
     with pytest.raises(errors.BonesmithError, match="no mesh"):
-        bridge.files.import_file(tmp_path / "empty.obj")
+        bridge.file_import.import_file(tmp_path / "empty.obj")
     np.savez(tmp_path / "bad.npz", verts=np.zeros((3, 3)), faces=np.array([[0, 1, 5]]))
     with pytest.raises(errors.InvalidMeshError, match="face indices"):
-        bridge.files.import_file(tmp_path / "bad.npz")
+        bridge.file_import.import_file(tmp_path / "bad.npz")
     np.savez(tmp_path / "nofaces.npz", verts=np.zeros((3, 3)))
     with pytest.raises(errors.BonesmithError, match="nofaces.npz is not a mesh record: it has no 'faces' array"):
-        bridge.files.import_file(tmp_path / "nofaces.npz")
+        bridge.file_import.import_file(tmp_path / "nofaces.npz")
     (tmp_path / "truncated.npz").write_bytes(b"PK\x03\x04")
     with pytest.raises(errors.BonesmithError, match="Could not read truncated.npz"):
-        bridge.files.import_file(tmp_path / "truncated.npz")
+        bridge.file_import.import_file(tmp_path / "truncated.npz")
 
 
 def test_strip_rigs(bridge, hand_skeleton, make_mesh, humanoid):
@@ -278,7 +278,7 @@ def test_strip_rigs(bridge, hand_skeleton, make_mesh, humanoid):
     obj, skeleton, armature = rig_hand_made(bridge, hand_skeleton, make_mesh, humanoid, **TRANSFORM)
     bpy.context.view_layer.update()
     before = np.array(obj.matrix_world)
-    bridge.files.strip_rigs([obj])
+    bridge.file_import.strip_rigs([obj])
     bpy.context.view_layer.update()
     assert obj.parent is None and not any(m.type == 'ARMATURE' for m in obj.modifiers)
     assert not bpy.data.armatures and [o.name for o in bpy.data.objects] == ["body"]

@@ -59,7 +59,7 @@ def test_skeleton_blend_output_contains_the_rig(cli_with_bpy, sample, tmp_path, 
     np.savez(source, verts=sample[0], faces=sample[1])
     out = tmp_path / "rigged.blend"
     assert cli_with_bpy("skeleton", source, "--out", out).returncode == 0
-    objects = bridge.files.import_file(out)
+    objects = bridge.file_import.import_file(out)
     (mesh,) = objects
     assert mesh.parent is not None and mesh.parent.type == 'ARMATURE'
     assert mesh.parent.name in bpy.context.scene.objects

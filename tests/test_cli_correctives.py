@@ -41,7 +41,7 @@ def test_learns_from_a_record_with_poses(cli, tmp_path):
 def test_learns_from_a_blend_with_preserve_volume(cli_with_bpy, ext_module, scene, tmp_path):
     import bpy
     bpy.context.view_layer.update()   # the view layer forgets objects the fixture removed
-    armature, obj = ext_module("bridge.files").load_rigged_npz(SAMPLE)
+    armature, obj = ext_module("bridge.file_import").load_rigged_npz(SAMPLE)
     obj.modifiers[0].use_deform_preserve_volume = True
     source = tmp_path / "rig.blend"
     bpy.data.libraries.write(str(source), {armature, obj})

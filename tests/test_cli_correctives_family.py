@@ -72,7 +72,7 @@ def test_apply_to_a_rigged_blend_fits_the_armature_and_bakes_keys(cli_with_bpy, 
     import bpy
     fam, paths = family_files
     bpy.context.view_layer.update()
-    armature, obj = ext_module("bridge.files").load_rigged_npz(paths[4])
+    armature, obj = ext_module("bridge.file_import").load_rigged_npz(paths[4])
     # the body arrives with a stale skeleton: the family's mean one
     model = cc.CorrectiveModel.load(learned[0])
     ext_module("bridge.correctives").fit_armature(

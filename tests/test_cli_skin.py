@@ -70,7 +70,7 @@ def test_skin_auto_skeleton_npz(cli_with_bpy, sample_path, sample, tmp_path, bri
         assert weights[tips[tip]][:, own].sum(axis=1).min() > 0.9, tip
         assert weights[tips[tip]][:, far].max() == 0, tip
 
-    (mesh,) = bridge.files.import_file(out_blend)
+    (mesh,) = bridge.file_import.import_file(out_blend)
     armature = mesh.parent
     assert armature is not None and armature.type == 'ARMATURE'
     assert [m.object for m in mesh.modifiers if m.type == 'ARMATURE'] == [armature]
@@ -87,7 +87,7 @@ def test_skin_with_the_armature_of_the_input(cli_with_bpy, rigged_blend, humanoi
     assert result.returncode == 0, result.stderr
     assert "weighted to 11 bones of 'Rig'" in result.stdout
     assert (tmp_path / "skinned.fbx").read_bytes()[:18] == b"Kaydara FBX Binary"
-    (mesh,) = bridge.files.import_file(out)
+    (mesh,) = bridge.file_import.import_file(out)
     groups = weights_of(mesh)
     np.testing.assert_allclose(groups["cloth_pin"][:4], 0.5)              # the user's group stays
     bones = np.array([groups[b.name] for b in mesh.parent.data.bones]).T
@@ -201,7 +201,7 @@ def test_skin_rigged_glb_keeps_the_character_not_the_importers_bone_shape(
 
     from conftest import clear_scene
     clear_scene()
-    imported = bridge.files.import_objects(source, bpy.context.scene.collection)
+    imported = bridge.file_import.import_objects(source, bpy.context.scene.collection)
     assert any(o.type == 'MESH' and o.name.startswith("Icosphere") for o in imported)  # the helper
     n_hero = sum(len(o.data.vertices) for o in imported if o.name.startswith("hero"))
 
@@ -212,9 +212,9 @@ def test_skin_rigged_glb_keeps_the_character_not_the_importers_bone_shape(
     assert "of 'hero" in result.stdout and "0 unweighted" in result.stdout
     for out in (out_glb, out_fbx):
         clear_scene()
-        objects = bridge.files.import_objects(out, bpy.context.scene.collection)
+        objects = bridge.file_import.import_objects(out, bpy.context.scene.collection)
         armatures = [o for o in objects if o.type == 'ARMATURE']
-        meshes = [o for o in objects if o.type == 'MESH' and o not in bridge.files.bone_widgets(objects)]
+        meshes = [o for o in objects if o.type == 'MESH' and o not in bridge.file_import.bone_widgets(objects)]
         assert len(armatures) == 1 and len(armatures[0].data.bones) >= 10, out.name
         assert armatures[0].name.startswith("hero"), armatures[0].name
         (mesh,) = meshes                                 # the character, not the icosphere

@@ -100,7 +100,7 @@ def test_auto_skin_leaves_out_the_end_bones_of_fbx_files(bridge, humanoid_skelet
     path = tmp_path / "with_leaves.fbx"
     bpy.ops.export_scene.fbx(filepath=str(path), use_selection=True, add_leaf_bones=True)
     clear_scene()
-    objects = bridge.files.import_objects(path, bpy.context.scene.collection)
+    objects = bridge.file_import.import_objects(path, bpy.context.scene.collection)
     (rig,) = [o for o in objects if o.type == 'ARMATURE']
     (mesh,) = [o for o in objects if o.type == 'MESH']
     ends = [b.name for b in rig.data.bones if b.name.endswith("_end")]

@@ -11,7 +11,7 @@ def _skeleton(bridge, core, path):
     import bpy
     from conftest import clear_scene
     clear_scene()
-    meshes = bridge.files.import_file(path)
+    meshes = bridge.file_import.import_file(path)
     mesh_set = bridge.mesh.combine_objects(meshes, basis=True)
     skeleton = core.extract_skeleton(mesh_set.vertices, mesh_set.faces)
     n_vertices = len(mesh_set.vertices)
@@ -24,11 +24,11 @@ def _skeleton(bridge, core, path):
 def saved(tmp_path_factory, ext, sample_path):
     """The sample character written by Blender's own .blend, .fbx and .glb writers."""
     import bpy
-    from bonesmith.bridge import files
+    from bonesmith.bridge import file_import
     from conftest import clear_scene
     folder = tmp_path_factory.mktemp("formats")
     clear_scene()
-    (obj,) = files.import_file(sample_path)
+    (obj,) = file_import.import_file(sample_path)
     obj.data.shade_smooth()
     for edge in list(obj.data.edges)[::7]:         # some sharp edges: glTF splits vertices there
         edge.use_edge_sharp = True

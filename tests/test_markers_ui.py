@@ -313,7 +313,7 @@ def test_a_rig_the_cli_made_with_markers_can_be_adjusted_in_blender(cli_with_bpy
     result = cli_with_bpy("skin", sample_path, "--auto-skeleton", "--naming", "mixamo", "--markers", path,
                           "--out", out)
     assert result.returncode == 0, result.stderr
-    (mesh,) = bridge.files.import_file(out)
+    (mesh,) = bridge.file_import.import_file(out)
     armature = mesh.parent
     assert np.allclose(heads(armature)["mixamorig:LeftLeg"], knee, atol=1e-5 * h)
     remembered = json.loads(armature["bonesmith_rig"])

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..mesh import bbox_diagonal
 from .errors import CorrectivesError
-from .files import read_npz, write_npz
+from .archive import read_npz, write_npz
 
 FORMAT = "bonesmith-joint-regressor-2"
 FORMATS = ("bonesmith-joint-regressor-1", FORMAT)   # 1: one scalar per vertex (J, m)

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from ..mesh import bbox_diagonal
 from .errors import CorrectivesError
-from .files import read_npz, write_npz
+from .archive import read_npz, write_npz
 from .joints import JointRegressor
 from .kinematics import lbs, skinning_matrices
 

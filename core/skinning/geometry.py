@@ -7,8 +7,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..mesh import orient_faces, triangle_edges  # noqa: F401 - orient_faces is heat.py's, now in core.mesh
-
 _CHUNK = 2_000_000   # entries of an (points x bones) work array
 
 

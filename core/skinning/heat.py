@@ -29,9 +29,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
-from ..mesh import weld_positions
+from ..mesh import orient_faces, weld_positions
 from ..rays import segment_tester
-from .geometry import bone_distances, cotangent_laplacian, orient_faces, vertex_normals
+from .geometry import bone_distances, cotangent_laplacian, vertex_normals
 from .prep import Bones, SkinMesh
 
 TIE_EPS = 1e-4          # bones within this relative distance of the nearest count as tied (Blender)

@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BonesmithError
-from ..files import UNREADABLE_NPZ, save_atomic
+from ..records import UNREADABLE_NPZ
+from ..safe_write import save_atomic
 from ..mesh import bbox_diagonal, triangle_edges, weld_positions
 from .features import K
 from .weights import scatter

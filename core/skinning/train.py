@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BonesmithError, Cancelled
-from ..files import save_atomic
+from ..safe_write import save_atomic
 from .distributed import Group, group_from_environment, owners
 from .network import SkinModel, candidate_mask, forward, load_model
 from .selection import (FOLDS, FOLDS_MAX_GROUPS, IMPROVEMENT, MIN_EPOCHS, choose_smoothing, group_count,

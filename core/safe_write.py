@@ -4,15 +4,9 @@ checking that an output can be written before any work is done."""
 from __future__ import annotations
 
 import os
-import zipfile
-import zlib
 from pathlib import Path
 
 from .errors import BonesmithError
-
-# What np.load raises for a file that is not a readable .npz archive (missing, not a zip,
-# empty, truncated, corrupt member, pickled data).
-UNREADABLE_NPZ = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
 
 
 def save_atomic(save, path) -> Path:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import UNREADABLE_NPZ
+from ..records import UNREADABLE_NPZ
 from .errors import CorrectivesError
 
 

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""core.files.save_atomic: an older file stays until the new one is complete."""
+"""core.safe_write.save_atomic: an older file stays until the new one is complete."""
 import numpy as np
 import pytest
 
-from bonesmith.core.files import save_atomic
+from bonesmith.core.safe_write import save_atomic
 
 
 def test_replaces_only_when_the_save_completes(tmp_path):
