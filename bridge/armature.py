@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
-from ..core.errors import BonesmithError
+from ..core.errors import BonesmithError, InvalidArmatureError
 from ..core.rig import presets
 from ..core.skeleton import Skeleton
 from .mesh import matrix_to_numpy, transform_points
@@ -390,3 +390,21 @@ def armature_to_skeleton(armature: bpy.types.Object, *, deform_only: bool = True
         names=[b.name for b in kept],
         up=_unit(z_axes @ M[:3, :3].T),
     )
+
+
+def deform_bones(armature: bpy.types.Object):
+    """(joints (J,3), parents (J,), tails (J,3), names) of the armature's deforming bones at
+    rest, in world space; parents skip non-deforming bones (Rigify's ORG/MCH/controls).
+
+    Raises InvalidArmatureError (a BonesmithError) when the armature has no deforming bone.
+    """
+    if armature is None or armature.type != 'ARMATURE':
+        raise BonesmithError("Auto Skin needs an armature: select one together with the mesh(es)")
+    if not len(armature.data.bones):
+        raise InvalidArmatureError(f"The armature '{armature.name}' has no bones")
+    skeleton = armature_to_skeleton(armature, deform_only=True)
+    if not len(skeleton):
+        raise InvalidArmatureError(
+            f"The armature '{armature.name}' has no deforming bones: enable 'Deform' "
+            "(Bone properties) on the bones that should move the mesh")
+    return skeleton.joints, skeleton.parents, skeleton.tails, list(skeleton.names)

@@ -24,7 +24,8 @@ from . import training_data
 from .armature import _set_mode, bone_ends, require_bones
 from .mesh import matrix_to_numpy, transform_points
 from .pose import kept_pose
-from .weights import combine_rest, write_weights_split
+from .mesh import combine_rest
+from .weights import write_weights_split
 
 PREFIX = "BSC_"          # our shape keys: a re-bake replaces exactly these
 LBS_SUFFIX = "_LBS"      # the non-destructive bake's copy of a mesh
@@ -176,7 +177,7 @@ def _count_message(obj, count: int) -> str:
 
 
 def evaluated_vertices(meshes, depsgraph=None) -> np.ndarray:
-    """(V,3) world-space evaluated vertices of `meshes`, stacked like weights.combine_rest
+    """(V,3) world-space evaluated vertices of `meshes`, stacked like mesh.combine_rest
     (row i is mesh vertex i whatever deformers run). BonesmithError when a modifier changes
     the vertex count."""
     depsgraph = depsgraph or bpy.context.evaluated_depsgraph_get()

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
+from ..core.errors import BonesmithError
+
 
 def matrix_to_numpy(matrix) -> np.ndarray:
     """A mathutils 4x4 Matrix as a (4, 4) float64 array."""
@@ -126,6 +128,20 @@ def stack_arrays(parts) -> MeshSet:
         face_offsets=np.asarray(face_offsets, dtype=np.int64),
         names=names,
     )
+
+
+def rest_arrays(obj: bpy.types.Object) -> tuple[np.ndarray, np.ndarray]:
+    """World-space vertices (V,3) and triangles (F,3) of the object's own mesh data:
+    one row per mesh vertex (modifiers and the current pose are ignored)."""
+    if obj.type != 'MESH':
+        raise BonesmithError(f"'{obj.name}' is a {obj.type.lower()}, not a mesh")
+    vertices, faces = mesh_arrays(obj.data)
+    return transform_points(matrix_to_numpy(obj.matrix_world), vertices), faces
+
+
+def combine_rest(objects) -> MeshSet:
+    """rest_arrays of several objects as one vertex/triangle set (see MeshSet)."""
+    return stack_arrays((obj.name, *rest_arrays(obj)) for obj in objects)
 
 
 def new_mesh(name: str, vertices, faces, *, validate: bool = False) -> bpy.types.Mesh:

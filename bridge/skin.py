@@ -13,6 +13,7 @@ import numpy as np
 from ..core.errors import BonesmithError
 from ..core.skinning.armature_check import check_placement
 from . import armature as bridge_armature
+from . import mesh as bridge_mesh
 from . import weights as bridge_weights
 from .mesh import MeshSet
 from .selection import meshes_again
@@ -41,8 +42,8 @@ class SkinInput:
 def read(meshes, armature, model=None, warning: str = "") -> SkinInput:
     """SkinInput of `meshes` (rest pose, world space) and the deforming bones of
     `armature`; `model`: a trained model's path, None for the shipped default."""
-    joints, parents, tails, names = bridge_weights.deform_bones(armature)
-    mesh_set = bridge_weights.combine_rest(meshes)
+    joints, parents, tails, names = bridge_armature.deform_bones(armature)
+    mesh_set = bridge_mesh.combine_rest(meshes)
     for k, obj in enumerate(meshes):
         if mesh_set.offsets[k + 1] == mesh_set.offsets[k]:
             raise BonesmithError(f"The mesh '{obj.name}' has no vertices")

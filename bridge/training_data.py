@@ -20,7 +20,9 @@ import bpy
 from ..core.errors import BonesmithError
 from .file_import import import_objects
 from .selection import rig_meshes
-from .weights import combine_rest, deform_bones, read_weights_combined
+from .armature import deform_bones
+from .mesh import combine_rest
+from .weights import read_weights_combined
 
 RIGGED_FORMATS = (".blend", ".fbx", ".glb", ".gltf")
 

@@ -5,9 +5,9 @@ Writes go through a bmesh deform layer (one pass over the vertices, no per-verte
 `VertexGroup.add` calls). Only the groups named after the given bones are touched: the
 user's other vertex groups (masks, cloth pins...) keep their members and weights.
 
-Vertex positions are read from the objects' own mesh data (not the evaluated mesh), so
-row i of a weight array is vertex i of the mesh whatever modifiers the object has, and an
-existing Armature modifier's current pose does not move the rest shape.
+Rows follow the objects' own mesh data (mesh.combine_rest), so row i of a weight array is
+vertex i of the mesh whatever modifiers the object has. The deforming bones the columns
+follow are armature.deform_bones.
 """
 from __future__ import annotations
 
@@ -15,45 +15,8 @@ import bmesh
 import bpy
 import numpy as np
 
-from ..core.errors import BonesmithError, InvalidArmatureError
-from .armature import armature_to_skeleton
-from .mesh import MeshSet, matrix_to_numpy, mesh_arrays, stack_arrays, transform_points
-
-
-# -- armatures ------------------------------------------------------------------------------
-
-def deform_bones(armature: bpy.types.Object):
-    """(joints (J,3), parents (J,), tails (J,3), names) of the armature's deforming bones at
-    rest, in world space; parents skip non-deforming bones (Rigify's ORG/MCH/controls).
-
-    Raises InvalidArmatureError (a BonesmithError) when the armature has no deforming bone.
-    """
-    if armature is None or armature.type != 'ARMATURE':
-        raise BonesmithError("Auto Skin needs an armature: select one together with the mesh(es)")
-    if not len(armature.data.bones):
-        raise InvalidArmatureError(f"The armature '{armature.name}' has no bones")
-    skeleton = armature_to_skeleton(armature, deform_only=True)
-    if not len(skeleton):
-        raise InvalidArmatureError(
-            f"The armature '{armature.name}' has no deforming bones: enable 'Deform' "
-            "(Bone properties) on the bones that should move the mesh")
-    return skeleton.joints, skeleton.parents, skeleton.tails, list(skeleton.names)
-
-
-# -- meshes ---------------------------------------------------------------------------------
-
-def rest_arrays(obj: bpy.types.Object) -> tuple[np.ndarray, np.ndarray]:
-    """World-space vertices (V,3) and triangles (F,3) of the object's own mesh data:
-    one row per mesh vertex (modifiers and the current pose are ignored)."""
-    if obj.type != 'MESH':
-        raise BonesmithError(f"'{obj.name}' is a {obj.type.lower()}, not a mesh")
-    vertices, faces = mesh_arrays(obj.data)
-    return transform_points(matrix_to_numpy(obj.matrix_world), vertices), faces
-
-
-def combine_rest(objects) -> MeshSet:
-    """rest_arrays of several objects as one vertex/triangle set (see mesh.MeshSet)."""
-    return stack_arrays((obj.name, *rest_arrays(obj)) for obj in objects)
+from ..core.errors import BonesmithError
+from .mesh import MeshSet
 
 
 # -- writing --------------------------------------------------------------------------------

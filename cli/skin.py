@@ -62,7 +62,7 @@ def run(args) -> int:
     scene = common.empty_scene()
     import bpy
     from ..bridge import file_import
-    from ..bridge.weights import deform_bones
+    from ..bridge.armature import deform_bones
 
     meshes = file_import.import_file(args.input)
     skeleton_seconds = None

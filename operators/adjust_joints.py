@@ -129,7 +129,7 @@ def read_input(context) -> RebuildInput:
     if settings.get("skinned"):
         model, inp.warning = preferences.active_skin_model(context)
         inp.model = None if model is None else str(model)
-        inp.rest, inp.max_influences = bridge_weights.combine_rest(meshes), settings["max_influences"]
+        inp.rest, inp.max_influences = bridge_mesh.combine_rest(meshes), settings["max_influences"]
     return inp
 
 

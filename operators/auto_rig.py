@@ -10,6 +10,7 @@ import bpy
 from .. import preferences
 from ..bridge import armature as bridge_armature
 from ..bridge import markers as bridge_markers
+from ..bridge import mesh as bridge_mesh
 from ..bridge import skeleton as bridge_skeleton
 from ..bridge import skin as bridge_skin
 from ..bridge import weights as bridge_weights
@@ -36,7 +37,7 @@ def read_input(context) -> AutoRigInput:
     rig_input = auto_skeleton.read_input(context)  # also leaves Edit Mode
     meshes = [bpy.data.objects[name] for name in rig_input.mesh_names]
     model, warning = preferences.active_skin_model(context)
-    return AutoRigInput(rig=rig_input, rest=bridge_weights.combine_rest(meshes),
+    return AutoRigInput(rig=rig_input, rest=bridge_mesh.combine_rest(meshes),
                         vertex_counts=[len(obj.data.vertices) for obj in meshes],
                         model=None if model is None else str(model), warning=warning)
 

@@ -26,7 +26,8 @@ from .. import preferences
 from ..bridge import armature as bridge_armature
 from ..bridge import correctives as bridge
 from ..bridge import selection
-from ..bridge.weights import combine_rest, deform_bones
+from ..bridge.armature import deform_bones
+from ..bridge.mesh import combine_rest
 from ..core import correctives
 from ..core.mesh import bbox_diagonal
 from ..core.errors import BonesmithError

@@ -13,6 +13,7 @@ from bonesmith.core.skeleton import Skeleton, extract_skeleton
 from conftest import humanoid_arrays, inside, is_one_tree, merge, voxel_mesh
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +130,7 @@ def test_a_flat_fish_gets_a_straight_spine_not_its_fins():
     # below and at the tail; its artist used 6 joints. Its medial sheet used to give 23,
     # then 12 whose spine zig-zagged up into the fins and down again (24 % of the fish's
     # height off a straight line): the spine now runs through the body's thick middle.
-    d = np.load(SAMPLE.with_name("quat_Fish3.npz"))
+    d = np.load(DATA / "quat_Fish3.npz")
     fish = extract_skeleton(d["verts"], d["faces"])
     assert is_one_tree(fish.parents) and len(fish.parents) <= 11
     assert metrics.cd_j2j(fish.joints, d["joints"]) / np.linalg.norm(np.ptp(d["verts"], axis=0)) < 0.055
@@ -578,7 +579,7 @@ def test_straighten_chains_keeps_a_symmetric_rig_symmetric():
 def test_a_fish_gets_a_joint_only_where_it_bends_and_a_humanoid_keeps_its_own(character, rig):
     # Fish3 (CC0): 6 artist joints. Cut every 0.1 along its straight body and flat fins
     # it got 11; a joint now needs a bend or a narrowing, a flat chain a bone per 0.2.
-    d = np.load(SAMPLE.with_name("quat_Fish3.npz"))
+    d = np.load(DATA / "quat_Fish3.npz")
     V, F, artist = d["verts"], d["faces"], d["joints"]
     lean = extract_skeleton(V, F)
     full = extract_skeleton(V, F, straight_bone_length=0, flat_bone_length=0)

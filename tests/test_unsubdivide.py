@@ -13,6 +13,7 @@ from bonesmith.core.unsubdivide import undo_midpoint_subdivision
 from test_skinning_core import cylinder, two_bones
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def sample():
@@ -87,7 +88,7 @@ def test_undo_where_the_faces_off_a_glued_edge_meet_again(levels):
     mesh keeps one copy of such an edge for both, but the fine midpoint, with no other
     way round, got one copy per face: the subdivision was not undone and the subdivided
     bird got 24 joints instead of 18."""
-    d = np.load(SAMPLE.with_name("quat_Bird.npz"))
+    d = np.load(DATA / "quat_Bird.npz")
     V, F = d["verts"].astype(np.float64), d["faces"].astype(np.int64)
     assert_undone(V, F, levels)
 

@@ -100,14 +100,14 @@ def test_write_is_fast(weights_module, make_mesh):
     assert seconds < 5.0, f"writing {n} x 60 weights took {seconds:.1f} s"
 
 
-def test_split_over_objects_and_modifiers(weights_module, make_mesh, humanoid):
+def test_split_over_objects_and_modifiers(weights_module, bridge, make_mesh, humanoid):
     """Rows of the combined rest arrays go back to each object's own vertices, whatever
     modifiers the objects have (a Subdivision Surface adds evaluated vertices)."""
     vertices, faces = humanoid
     a = make_mesh("a", vertices, faces, location=(1, 0, 0))
     b = make_mesh("b", vertices[:4], [[0, 1, 2], [0, 2, 3]], scale=(2, 2, 2), select=False)
     a.modifiers.new("Subdivision", 'SUBSURF')
-    mesh_set = weights_module.combine_rest([a, b])
+    mesh_set = bridge.mesh.combine_rest([a, b])
     assert len(mesh_set.vertices) == len(vertices) + 4
     np.testing.assert_allclose(mesh_set.vertices[:len(vertices)], vertices + (1, 0, 0), atol=1e-6)
     np.testing.assert_allclose(mesh_set.vertices[len(vertices):], vertices[:4] * 2, atol=1e-6)
@@ -120,7 +120,7 @@ def test_deform_bones_skips_helpers(weights_module, bridge, humanoid_skeleton, m
     obj = make_mesh("body", *humanoid, location=(0, 0, 2))
     armature = bridge.armature.skeleton_to_armature(humanoid_skeleton(np.array(obj.matrix_world)))
     armature.data.bones["spine"].use_deform = False
-    joints, parents, tails, names = weights_module.deform_bones(armature)
+    joints, parents, tails, names = bridge.armature.deform_bones(armature)
     assert "spine" not in names and len(names) == len(armature.data.bones) - 1
     # children of the helper hang from its deforming parent
     assert names[parents[names.index("head")]] == "hips"
@@ -128,7 +128,7 @@ def test_deform_bones_skips_helpers(weights_module, bridge, humanoid_skeleton, m
     for bone in armature.data.bones:
         bone.use_deform = False
     with pytest.raises(errors.BonesmithError, match="no deforming bones"):
-        weights_module.deform_bones(armature)
+        bridge.armature.deform_bones(armature)
 
 
 # -- poses and the several-poses picture ----------------------------------------------------------
