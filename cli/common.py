@@ -21,6 +21,16 @@ def input_argument(parser) -> None:
                         help="mesh file: .obj .ply .fbx .glb .gltf .blend or a Bonesmith .npz record")
 
 
+def inputs_argument(parser, metavar: str, help: str) -> None:
+    """Several input files or folders (train-skin, correctives)."""
+    parser.add_argument("inputs", metavar=metavar, type=Path, nargs="+", help=help)
+
+
+def model_out_argument(parser, metavar: str, help: str) -> None:
+    """The one model file a command writes (train-skin, correctives)."""
+    parser.add_argument("--out", "-o", metavar=metavar, type=Path, required=True, help=help)
+
+
 def naming_argument(parser) -> None:
     from ..core.rig.presets import PRESETS
     parser.add_argument("--naming", choices=PRESETS, default="bonesmith",

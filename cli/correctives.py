@@ -10,27 +10,25 @@ from ..core.errors import BonesmithError
 from ..core.safe_write import check_writable
 from . import common
 
+HELP = ("learn pose correctives of a rigged character or a family of bodies "
+        "(no torch needed); --apply a family model to a new body")
+DESCRIPTION = """\
+Learn refined skin weights and pose correctives (shape keys driven by the bones) that make
+plain linear blend skinning reproduce a character's own deformation, and write the model
+(.npz). INPUT: a Bonesmith .npz record with poses (pose_rot (P,J,3,3) and pose_verts
+(P,V,3), P >= 2), or a .blend/.fbx/.glb/.gltf file whose meshes deform by an armature: their
+deformer stack (Preserve Volume, Corrective Smooth, ...) is sampled in random poses as the
+ground truth. Several INPUTs that share one topology and one skeleton learn a family model
+(one Pose_net for all, and a joint regressor). --apply MODEL BODY: a family model's joints,
+weights and correctives for a new body of the family, with no poses of it: BODY.npz (a
+record; OUT .npz: the body's model) or a rigged BODY.blend/.fbx/.glb (its armature is
+fitted, refined weights and driven shape keys written; OUT .blend/.fbx/.glb/.npz)."""
+
 
 def add_parser(commands) -> None:
-    learn = commands.add_parser(
-        "correctives", help="learn pose correctives of a rigged character or a family of bodies "
-                            "(no torch needed); --apply a family model to a new body",
-        description="Learn refined skin weights and pose correctives (shape keys driven by the "
-                    "bones) that make plain linear blend skinning reproduce a character's own "
-                    "deformation, and write the model (.npz). INPUT: a Bonesmith .npz record with "
-                    "poses (pose_rot (P,J,3,3) and pose_verts (P,V,3), P >= 2), or a "
-                    ".blend/.fbx/.glb/.gltf file whose meshes deform by an armature: their "
-                    "deformer stack (Preserve Volume, Corrective Smooth, ...) is sampled in random "
-                    "poses as the ground truth. Several INPUTs that share one topology and one "
-                    "skeleton learn a family model (one Pose_net for all, and a joint regressor). "
-                    "--apply MODEL BODY: a family model's joints, weights and correctives for a "
-                    "new body of the family, with no poses of it: BODY.npz (a record; OUT .npz: "
-                    "the body's model) or a rigged BODY.blend/.fbx/.glb (its armature is fitted, "
-                    "refined weights and driven shape keys written; OUT .blend/.fbx/.glb/.npz).")
-    learn.add_argument("inputs", metavar="INPUT", type=Path, nargs="+",
-                       help=".npz record or rigged file (several: a family); with --apply: the body")
-    learn.add_argument("--out", "-o", metavar="OUT", type=Path, required=True,
-                       help="the model file to write (.npz); with --apply also .blend/.fbx/.glb")
+    learn = commands.add_parser("correctives", help=HELP, description=DESCRIPTION)
+    common.inputs_argument(learn, "INPUT", ".npz record or rigged file (several: a family); with --apply: the body")
+    common.model_out_argument(learn, "OUT", "the model file to write (.npz); with --apply also .blend/.fbx/.glb")
     learn.add_argument("--apply", metavar="MODEL", type=Path, default=None,
                        help="apply this family model to the body INPUT instead of learning")
     learn.add_argument("--body-joints", action="store_true",

@@ -12,12 +12,15 @@ from . import common
 SAMPLE_CHARACTER = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"   # in the zip too
 
 
+HELP = "rig and skin the bundled sample character; write demo.fbx and demo.png"
+DESCRIPTION = """\
+Rig the bundled CC0 sample character (Quaternius 'Male Casual') end to end (Auto Skeleton +
+Auto Skin), pose it, and write DIR/demo.fbx (rig, weights and the poses as an animation) and
+a picture of the poses DIR/demo.png."""
+
+
 def add_parser(commands) -> None:
-    demo = commands.add_parser(
-        "demo", help="rig and skin the bundled sample character; write demo.fbx and demo.png",
-        description="Rig the bundled CC0 sample character (Quaternius 'Male Casual') end to end "
-                    "(Auto Skeleton + Auto Skin), pose it, and write DIR/demo.fbx (rig, weights "
-                    "and the poses as an animation) and a picture of the poses DIR/demo.png.")
+    demo = commands.add_parser("demo", help=HELP, description=DESCRIPTION)
     demo.add_argument("--out", "-o", metavar="DIR", type=Path, default=Path("out"),
                       help="output folder (default: out)")
     demo.add_argument("--detail", type=float, default=1.0, help="joint density (default 1.0)")

@@ -6,12 +6,14 @@ from pathlib import Path
 
 from . import common
 
+HELP = "build a skeleton for a mesh file and save the rig"
+DESCRIPTION = """\
+Build a skeleton inside the meshes of INPUT and write the rigged result. Any armature INPUT
+brings along is replaced."""
+
 
 def add_parser(commands) -> None:
-    skeleton = commands.add_parser(
-        "skeleton", help="build a skeleton for a mesh file and save the rig",
-        description="Build a skeleton inside the meshes of INPUT and write the rigged result. "
-                    "Any armature INPUT brings along is replaced.")
+    skeleton = commands.add_parser("skeleton", help=HELP, description=DESCRIPTION)
     common.input_argument(skeleton)
     skeleton.add_argument("--out", "-o", metavar="OUTPUT", type=Path, action="append", required=True,
                           help="output file, repeatable: .blend, .fbx, .glb (mesh + armature) "

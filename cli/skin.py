@@ -8,14 +8,15 @@ from pathlib import Path
 from ..core.errors import BonesmithError
 from . import common
 
+HELP = "skin weights for the meshes of a file (Auto Skin / Auto Rig)"
+DESCRIPTION = """\
+Weight the meshes of INPUT to an armature's deforming bones (vertex groups + Armature
+modifier) and write the rig. The armature is the one INPUT brings along, or the one of
+--armature-from FILE, or a new one from Auto Skeleton (--auto-skeleton: Auto Rig)."""
+
 
 def add_parser(commands) -> None:
-    skin = commands.add_parser(
-        "skin", help="skin weights for the meshes of a file (Auto Skin / Auto Rig)",
-        description="Weight the meshes of INPUT to an armature's deforming bones (vertex groups "
-                    "+ Armature modifier) and write the rig. The armature is the one INPUT brings "
-                    "along, or the one of --armature-from FILE, or a new one from Auto Skeleton "
-                    "(--auto-skeleton: Auto Rig).")
+    skin = commands.add_parser("skin", help=HELP, description=DESCRIPTION)
     common.input_argument(skin)
     source = skin.add_mutually_exclusive_group()
     source.add_argument("--armature-from", metavar="FILE", type=Path,

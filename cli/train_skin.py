@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from ..core.errors import BonesmithError
 from ..core.safe_write import check_writable
@@ -15,22 +14,21 @@ from . import common
 TRAIN_SKIN_FORMATS = (".npz", ".blend", ".fbx", ".glb", ".gltf")
 
 
+HELP = "train an Auto Skin model on rigged characters (needs torch)"
+DESCRIPTION = """\
+Train Auto Skin's network on rigged characters (artist skin weights) and write the model
+(.npz; Auto Skin runs it without torch). INPUTS: Bonesmith .npz records,
+.blend/.fbx/.glb/.gltf files with armatures and weighted meshes, or folders of them.
+Validation holds out whole character families (a record's 'family' array, a Blender file's
+name). It fine-tunes the shipped model by default and never writes a model worse than the
+one it started from on validation. Needs PyTorch (pip install torch==2.13.0). Data-parallel
+on N processes (CPU cores or GPUs): torchrun --nproc_per_node N -m bonesmith train-skin ..."""
+
+
 def add_parser(commands) -> None:
-    train = commands.add_parser(
-        "train-skin", help="train an Auto Skin model on rigged characters (needs torch)",
-        description="Train Auto Skin's network on rigged characters (artist skin weights) and "
-                    "write the model (.npz; Auto Skin runs it without torch). INPUTS: Bonesmith "
-                    ".npz records, .blend/.fbx/.glb/.gltf files with armatures and weighted "
-                    "meshes, or folders of them. Validation holds out whole character families "
-                    "(a record's 'family' array, a Blender file's name). It fine-tunes the shipped "
-                    "model by default and never writes a model worse than the one it started from "
-                    "on validation. Needs PyTorch "
-                    "(pip install torch==2.13.0). Data-parallel on N processes (CPU cores or GPUs): "
-                    "torchrun --nproc_per_node N -m bonesmith train-skin ...")
-    train.add_argument("inputs", metavar="INPUTS", type=Path, nargs="+",
-                       help="rigged characters: .npz .blend .fbx .glb .gltf files or folders")
-    train.add_argument("--out", "-o", metavar="MODEL", type=Path, required=True,
-                       help="the model file to write (.npz)")
+    train = commands.add_parser("train-skin", help=HELP, description=DESCRIPTION)
+    common.inputs_argument(train, "INPUTS", "rigged characters: .npz .blend .fbx .glb .gltf files or folders")
+    common.model_out_argument(train, "MODEL", "the model file to write (.npz)")
     train.add_argument("--epochs", type=int, default=200, help="at most this many epochs (default 200)")
     train.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     train.add_argument("--resume", action="store_true",

@@ -71,11 +71,9 @@ class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
 
 class BONESMITH_PT_options(FoldedPanel, bpy.types.Panel):
     bl_label = "Options"
-    bl_idname = "BONESMITH_PT_options"
 
     def draw(self, context):
-        col = self.layout.column()
-        settings = context.scene.bonesmith
+        col, settings = self.column(context)
         col.prop(settings, "detail")
         col.prop(settings, "max_influences")
         prefs = preferences.get(context)
@@ -86,11 +84,9 @@ class BONESMITH_PT_options(FoldedPanel, bpy.types.Panel):
 
 class BONESMITH_PT_train(FoldedPanel, bpy.types.Panel):
     bl_label = "Train Skin"
-    bl_idname = "BONESMITH_PT_train"
 
     def draw(self, context):
-        col = self.layout.column()
-        settings = context.scene.bonesmith
+        col, settings = self.column(context)
         col.prop(settings, "train_epochs")
         col.label(text="Model Name:")
         col.prop(settings, "train_model_name", text="")

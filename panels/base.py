@@ -10,6 +10,11 @@ class BonesmithPanel:
 
 
 class FoldedPanel(BonesmithPanel):
-    """A sub-panel of the Bonesmith sidebar, folded until the user opens it."""
+    """A sub-panel of the Bonesmith sidebar, folded until the user opens it (its bl_idname
+    is its class name, Blender's default for a panel)."""
     bl_parent_id = "BONESMITH_PT_skeleton"
     bl_options = {'DEFAULT_CLOSED'}
+
+    def column(self, context):
+        """A column of the panel and the scene's Bonesmith settings, what each draw starts with."""
+        return self.layout.column(), context.scene.bonesmith

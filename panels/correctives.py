@@ -18,7 +18,6 @@ class BonesmithCorrectivesSettings(options.LearnOptions, bpy.types.PropertyGroup
 
 class BONESMITH_PT_correctives(FoldedPanel, bpy.types.Panel):
     bl_label = "Correctives"
-    bl_idname = "BONESMITH_PT_correctives"
 
     def draw(self, context):
         layout = self.layout
