@@ -8,7 +8,7 @@ from ..bridge import markers as bridge_markers
 from ..bridge import selection
 from ..operators import options
 from . import correctives
-from .base import BonesmithPanel, FoldedPanel
+from .base import BonesmithPanel, FoldedPanel, column_and_settings
 
 
 class BonesmithSettings(bpy.types.PropertyGroup):
@@ -73,7 +73,7 @@ class BONESMITH_PT_options(FoldedPanel, bpy.types.Panel):
     bl_label = "Options"
 
     def draw(self, context):
-        col, settings = self.column(context)
+        col, settings = column_and_settings(self.layout, context)
         col.prop(settings, "detail")
         col.prop(settings, "max_influences")
         prefs = preferences.get(context)
@@ -86,7 +86,7 @@ class BONESMITH_PT_train(FoldedPanel, bpy.types.Panel):
     bl_label = "Train Skin"
 
     def draw(self, context):
-        col, settings = self.column(context)
+        col, settings = column_and_settings(self.layout, context)
         col.prop(settings, "train_epochs")
         col.label(text="Model Name:")
         col.prop(settings, "train_model_name", text="")

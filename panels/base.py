@@ -15,6 +15,7 @@ class FoldedPanel(BonesmithPanel):
     bl_parent_id = "BONESMITH_PT_skeleton"
     bl_options = {'DEFAULT_CLOSED'}
 
-    def column(self, context):
-        """A column of the panel and the scene's Bonesmith settings, what each draw starts with."""
-        return self.layout.column(), context.scene.bonesmith
+
+def column_and_settings(layout, context):
+    """A column of the panel and the scene's Bonesmith settings, what a draw starts with."""
+    return layout.column(), context.scene.bonesmith
