@@ -23,6 +23,8 @@ from ..unsubdivide import undo_midpoint_subdivision
 from ..meshprep import box_gaps, component_boxes, check_points, compact, numeric, triangle_areas, unique_faces, validate, weld_normalised
 
 DEGENERATE_AREA = 1e-14      # face area / diagonal^2 below this is dropped
+WELD_RADIUS = 1e-5           # vertices this close (x diagonal) are one: 10x a float32 file's rounding
+                             # (docs/auto_skin.md#frame-invariance)
 
 
 @dataclass
@@ -71,7 +73,7 @@ def prepare_mesh(vertices, faces, *, weld: bool = True, undo_subdivision: bool =
     coarse = _subdivision_base(V, F) if undo_subdivision else None
     if coarse is not None:
         return coarse
-    w = weld_normalised(V, F, weld=weld, purpose="skin")
+    w = weld_normalised(V, F, weld=weld, purpose="skin", radius=WELD_RADIUS)
     Fw = unique_faces(w.faces) if len(w.faces) else w.faces
     Fw = Fw[triangle_areas(w.vertices, Fw) > DEGENERATE_AREA * w.diagonal ** 2]
     if len(Fw) == 0:
