@@ -58,6 +58,8 @@ ALONG_RANGE = (-1.0, 2.0)   # position along a bone, beyond its ends, is limited
 ACROSS_MAX = 10.0          # relative distance across a bone is limited to this
 PRIOR_KEEP = 0.05
 INV_FLOOR = 0.01
+GEO_TIE = 1e-4             # geodesic distances (normalised units) this close are tied: bone index decides
+TIE_GAP = 0.01             # one-ring neighbours within this x mean edge of each other are tied
 
 
 @dataclass
@@ -109,6 +111,22 @@ class FeatureSet:
         return np.asarray(Wn)[self.vmap]
 
 
+def tied_argsort(values, gap: float, keys=None):
+    """Row-wise argsort of (n, m) `values` in which runs of sorted values less than `gap`
+    apart are tied and ordered by `keys` (n, m) (default: the column), so a sub-micro
+    move of the mesh does not swap bones at the same distance (a parent and child at
+    their shared joint; docs/auto_skin.md#frame-invariance)."""
+    n, m = values.shape
+    keys = np.broadcast_to(np.arange(m), (n, m)) if keys is None else keys
+    o = np.argsort(values, axis=1, kind="stable")
+    v = np.take_along_axis(values, o, axis=1)
+    run = np.concatenate([np.zeros((n, 1), np.int64), np.cumsum(np.diff(v, axis=1) >= gap, axis=1)], axis=1)
+    k = np.take_along_axis(keys, o, axis=1)
+    rows = np.repeat(np.arange(n), m)
+    flat = np.lexsort((k.ravel(), run.ravel(), rows))     # row first, so row i's entries stay in row i
+    return np.take_along_axis(o, (flat - rows * m).reshape(n, m), axis=1)
+
+
 def _one_ring_neighbours(V, F, h):
     """5 nearest one-ring neighbours per vertex as (offsets (n,5,3)/h, inverse distances h/d)."""
     n = len(V)
@@ -116,9 +134,14 @@ def _one_ring_neighbours(V, F, h):
     a = np.concatenate([E[:, 0], E[:, 1]])
     b = np.concatenate([E[:, 1], E[:, 0]])
     d = np.linalg.norm(V[a] - V[b], axis=1)
-    # Equal lengths (regular meshes) are ordered by neighbour index, not by rounding
-    # noise, so the features do not depend on the mesh's units or placement.
-    order = np.lexsort((b, np.round(d / max(h, 1e-300), 9), a))
+    # Nearly equal lengths (regular meshes; runs of gaps below TIE_GAP x h) are ordered by
+    # neighbour index (the input's order), not by rounding noise or a sub-micro jitter, so
+    # the features do not depend on the mesh's placement (docs/auto_skin.md#frame-invariance).
+    order = np.lexsort((d, a))
+    a, b, d = a[order], b[order], d[order]
+    start = np.ones(len(a), bool)
+    start[1:] = (a[1:] != a[:-1]) | (np.diff(d) >= TIE_GAP * h)
+    order = np.lexsort((b, np.cumsum(start)))
     a, b, d = a[order], b[order], d[order]
     start = np.searchsorted(a, np.arange(n))
     cnt = np.bincount(a, minlength=n)
@@ -148,7 +171,7 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
     t_geo = time.perf_counter() - t1
 
     kk = min(K, J)
-    cand = np.argsort(geo, axis=1, kind="stable")[:, :kk]
+    cand = tied_argsort(geo, GEO_TIE)[:, :kk]
     # bones with real prior weight must be candidates
     W = heat.W
     top_prior = np.argsort(-W, axis=1, kind="stable")[:, :kk]
@@ -166,8 +189,7 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
             cand[rows[can], slot[can]] = b[rows[can]]
     # keep candidates sorted by geodesic distance
     g = np.take_along_axis(geo, cand, axis=1)
-    o = np.argsort(g, axis=1, kind="stable")
-    cand = np.take_along_axis(cand, o, axis=1)
+    cand = np.take_along_axis(cand, tied_argsort(g, GEO_TIE, cand), axis=1)
     mask = np.ones((n, K), bool)
     if kk < K:
         cand = np.concatenate([cand, np.repeat(cand[:, -1:], K - kk, axis=1)], axis=1)
