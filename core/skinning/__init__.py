@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidArmatureError, InvalidMeshError
-from .features import FeatureSet, compute_features, vertex_features
+from .features import FeatureSet, compute_features, mirrored, vertex_features
 from .heat import HeatOptions, bone_heat
 from .prep import dense_proxy, interpolate_weights, prepare, transfer_weights
 from .weights import prune, rigid_members, scatter
@@ -92,7 +92,7 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
                   parents=bones.parents if REDISTRIBUTE else None)
     else:
         fs = compute_features(work, bones, heat_options)
-        W = _welded_weights(fs, net, max_influences)
+        W = _welded_weights(fs, net, max_influences, _symmetries(mesh.front_from_armature))
         info.update(fs.info, method="model")
     W = rigid_members(W, work.V, work.F, bones.heads, bones.tails)
     if work is not mesh:
@@ -112,9 +112,24 @@ def weights_from_features(fs: FeatureSet, model, max_influences: int = 4) -> np.
     return _welded_weights(fs, model, max_influences)[fs.vmap]
 
 
-def _welded_weights(fs: FeatureSet, model, max_influences: int) -> np.ndarray:
-    """A model's pruned (n, J) weights on the welded mesh the features were computed on."""
-    probs = np.asarray(model.predict(fs), dtype=np.float64)
+MIRROR = (-1.0, 1.0, 1.0)          # x -> -x: the character's left and right swapped
+HALF_TURN = (-1.0, -1.0, 1.0)      # half a turn about Z: front and back swapped
+
+
+def _symmetries(front_known: bool) -> tuple:
+    """The moves of the character the network's answer is averaged over, so that the
+    weights are the same for a character and its mirror image, and (when the armature
+    does not give the front) for the character turned about Z by half a turn
+    (docs/auto_skin.md#frame-invariance)."""
+    moves = ((1.0, 1.0, 1.0), MIRROR)
+    return moves if front_known else moves + (HALF_TURN, (1.0, -1.0, 1.0))
+
+
+def _welded_weights(fs: FeatureSet, model, max_influences: int, symmetries=((1.0, 1.0, 1.0),)) -> np.ndarray:
+    """A model's pruned (n, J) weights on the welded mesh the features were computed on,
+    its candidate probabilities averaged over the `symmetries` (sign triples)."""
+    probs = sum(np.asarray(model.predict(fs if all(s > 0 for s in m) else mirrored(fs, m)), dtype=np.float64)
+                for m in symmetries) / len(symmetries)
     if probs.shape != fs.candidates.shape:
         raise ValueError(f"model.predict returned shape {probs.shape}, expected {fs.candidates.shape}")
     Wn = scatter(fs.candidates, probs * fs.mask, fs.n_bones)

@@ -42,7 +42,7 @@ Feature layout of `x` (float32, n x (VERTEX_DIM + K * BONE_DIM)), `h` = mean edg
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -236,6 +236,25 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
     info.update(t_geodesic=t_geo, t_features=time.perf_counter() - t0)
     return FeatureSet(cand.astype(np.int64), mask, x, prior.astype(np.float32), g.astype(np.float32),
                       W, J, mesh.vmap, mesh.source_index, mesh, bones, info)
+
+
+def _vector_columns(axis: int) -> np.ndarray:
+    """Columns of `x` that hold the `axis` component of a position or direction."""
+    starts = [0, 3] + [6 + 3 * i for i in range(5)]
+    starts += [VERTEX_DIM + k * BONE_DIM + s for k in range(K) for s in (0, 3)]
+    return np.array(starts) + axis
+
+
+def mirrored(fs: FeatureSet, signs) -> FeatureSet:
+    """The features of the character mirrored or turned by diag(signs) (each +-1): the
+    vector columns' components multiplied, the rest as it is (distances, weights,
+    cosines do not change). What the network sees of the moved character, without
+    computing it again (docs/auto_skin.md#frame-invariance)."""
+    x = fs.x.copy()
+    for axis, s in enumerate(signs):
+        if s < 0:
+            x[:, _vector_columns(axis)] *= -1
+    return replace(fs, x=x)
 
 
 def vertex_features(vertices, faces, joints, parents, tails=None, *,
