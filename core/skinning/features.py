@@ -121,10 +121,9 @@ def tied_argsort(values, gap: float, keys=None):
     o = np.argsort(values, axis=1, kind="stable")
     v = np.take_along_axis(values, o, axis=1)
     run = np.concatenate([np.zeros((n, 1), np.int64), np.cumsum(np.diff(v, axis=1) >= gap, axis=1)], axis=1)
-    k = np.take_along_axis(keys, o, axis=1)
-    rows = np.repeat(np.arange(n), m)
-    flat = np.lexsort((k.ravel(), run.ravel(), rows))     # row first, so row i's entries stay in row i
-    return np.take_along_axis(o, (flat - rows * m).reshape(n, m), axis=1)
+    k = np.take_along_axis(keys, o, axis=1).astype(np.int64)
+    key = run * (int(k.max(initial=0)) + 1) + k          # run first, then the key
+    return np.take_along_axis(o, np.argsort(key, axis=1, kind="stable"), axis=1)
 
 
 def _one_ring_neighbours(V, F, h):
