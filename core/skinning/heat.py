@@ -35,6 +35,7 @@ from .geometry import bone_distances, cotangent_laplacian, vertex_normals
 from .prep import Bones, SkinMesh
 
 TIE_EPS = 1e-4          # bones within this relative distance of the nearest count as tied (Blender)
+TIE_ABS = 1e-5          # ... or within this distance (normalised units: 10x a 1e-6 jitter of the input)
 MIN_DIST = 1e-3         # floor of d_i in normalised units (longest side 1)
 
 
@@ -95,11 +96,19 @@ def representatives(V, F, target: int):
     area = 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1).sum()
     h = np.sqrt(area / target)
     for _ in range(6):
-        first, inv, _ = weld_positions(V, h, snap="floor")
+        first, inv, _ = weld_positions(V, h)     # cells centred on the mesh centre: a mirror or turn keeps them
         if len(first) <= 1.3 * target:
             break
         h *= np.sqrt(len(first) / target)
     return first[inv]
+
+
+def _first_nearest(rank_dist):
+    """(n,) per row the lowest-numbered bone tied (TIE_EPS) with the nearest: rounding
+    noise of a turned or moved input does not pick another bone of a shared joint
+    (docs/auto_skin.md#frame-invariance)."""
+    near = rank_dist <= rank_dist.min(axis=1, keepdims=True) * (1 + TIE_EPS) + TIE_ABS
+    return np.argmax(near, axis=1)
 
 
 def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: HeatOptions, F=None):
@@ -110,7 +119,7 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
     n, J = dist.shape
     V = mesh.V
     tries = min(J, opt.max_visibility_tries) if opt.visibility else 1
-    order = np.argsort(rank_dist, axis=1) if tries > 1 else np.argmin(rank_dist, axis=1)[:, None]
+    order = np.argsort(rank_dist, axis=1) if tries > 1 else _first_nearest(rank_dist)[:, None]
     chosen = np.full(n, -1, np.int64)
     todo = np.arange(n)
     FF = mesh.F if F is None else F
@@ -159,7 +168,7 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
     # ties: bones as near as the chosen one (shared joint of parent and child bones);
     # they share the closest point, so they are as visible as the chosen one
     rk = rank_dist[idx]
-    tie = (rk <= dsel[:, None] * (1 + TIE_EPS) + 1e-12) & (rk >= dsel[:, None] * (1 - TIE_EPS) - 1e-12)
+    tie = (rk <= dsel[:, None] * (1 + TIE_EPS) + TIE_ABS) & (rk >= dsel[:, None] * (1 - TIE_EPS) - TIE_ABS)
     P[idx] = tie / tie.sum(axis=1, keepdims=True)
     dmin = np.full(n, np.inf)
     dmin[idx] = rank_dist[idx, chosen[idx]]     # Blender: the penalised distance sets H
@@ -214,7 +223,7 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
         wi = np.flatnonzero(weak)
         dw = dist[wi]
         dm = dw.min(axis=1)
-        tie = dw <= dm[:, None] * (1 + TIE_EPS) + 1e-12
+        tie = dw <= dm[:, None] * (1 + TIE_EPS) + TIE_ABS
         P[wi] = tie / tie.sum(axis=1, keepdims=True)
         Hd[wi] = opt.weak_heat * opt.k * tie.sum(axis=1) / np.maximum(dm, MIN_DIST) ** 2
     t2 = time.perf_counter()
