@@ -69,11 +69,14 @@ def ray_hits(origin, directions, T0, E1, E2):
     return np.where(inside & (t > MIN_HIT), t, np.inf).min(axis=1)
 
 
-def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False):
+def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False,
+                           margin: float = 0.0):
     """For each segment P0[i] -> P1[i]: does it cross a triangle of (V, F)? (numpy, float64)
 
     Triangles that contain skip_vertex[i] (the segment's own start vertex) are ignored,
-    and hits within `tol` (relative) of either end do not count. front_only: only
+    and hits within `tol` (relative) of either end do not count, nor (margin > 0) hits
+    on a triangle whose plane either end is within `margin` of (a segment grazing along
+    a face: rounding would decide). front_only: only
     triangles whose normal (winding of F) faces the segment's start block it, as in
     Blender's bone heat (a segment leaving a closed surface is not blocked). Candidate (segment,
     triangle) pairs come from points sampled along the segments and a k-d tree over
@@ -133,9 +136,20 @@ def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6,
         if front_only:
             # det = (d x e2) . e1 = -d . (e1 x e2): det > 0 <=> the normal faces the ray
             hit &= det > 0
+        if margin > 0:
+            hit &= clear_of_plane(o, P1[a], T0[b], T1[b] - T0[b], T2[b] - T0[b], margin)
         if hit.any():
             blocked[a[hit]] = True
     return blocked
+
+
+def clear_of_plane(P0, P1, T0, E1, E2, margin: float):
+    """(S,) bool: both ends of each segment at least `margin` from its triangle's plane."""
+    n = np.cross(E1, E2)
+    ln = np.sqrt(_dot(n, n))
+    s0, s1 = _dot(P0 - T0, n), _dot(P1 - T0, n)
+    lim = margin * ln
+    return (np.abs(s0) >= lim) & (np.abs(s1) >= lim) & (ln > 0)
 
 
 def embree_available() -> bool:
@@ -151,7 +165,7 @@ def embree_available() -> bool:
 
 def segment_tester(V, F):
     """segments_blocked_exact for one mesh and many queries, as a function (P0, P1,
-    skip_vertex=None, *, tol, front_only) -> (S,) bool: on Embree when it is installed
+    skip_vertex=None, *, tol, front_only, margin) -> (S,) bool: on Embree when it is installed
     (its scene built once), else in numpy."""
     if embree_available() and len(F):
         return Scene(V, F).segments_blocked
@@ -178,7 +192,8 @@ class Scene:
                              dists=np.ascontiguousarray(reach, np.float32), output=1)
         return out["primID"].astype(np.int64), out["tfar"].astype(np.float64)
 
-    def segments_blocked(self, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False):
+    def segments_blocked(self, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False,
+                         margin: float = 0.0):
         """segments_blocked_exact's answer; undecided rays: the exact numpy test."""
         P0, P1 = np.asarray(P0, np.float64), np.asarray(P1, np.float64)
         d = P1 - P0
@@ -200,6 +215,11 @@ class Scene:
             if front_only:
                 facing = np.einsum("ij,ij->i", d[active], self.normals[np.maximum(tri, 0)]) < 0
                 ignored |= hit & ~facing
+            if margin > 0:
+                f = self.F[np.maximum(tri, 0)]
+                T0 = self.V[f[:, 0]]
+                ignored |= hit & ~clear_of_plane(P0[active], P1[active], T0, self.V[f[:, 1]] - T0,
+                                                 self.V[f[:, 2]] - T0, margin)
             blocked[active[hit & ~ignored]] = True
             again = hit & ignored
             t[active[again]] += hit_t[again] + STEP_PAST
@@ -207,5 +227,5 @@ class Scene:
         if len(active):
             blocked[active] = segments_blocked_exact(self.V, self.F, P0[active], P1[active],
                                                      None if skip_vertex is None else np.asarray(skip_vertex)[active],
-                                                     tol=tol, front_only=front_only)
+                                                     tol=tol, front_only=front_only, margin=margin)
         return blocked

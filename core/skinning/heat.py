@@ -36,6 +36,8 @@ from .prep import Bones, SkinMesh
 
 TIE_EPS = 1e-4          # bones within this relative distance of the nearest count as tied (Blender)
 TIE_ABS = 1e-5          # ... or within this distance (normalised units: 10x a 1e-6 jitter of the input)
+END_GAP = 1e-4          # visibility: walls this close (normalised units) to either end of a segment do not block
+PLANE_GAP = 1e-5        # ... nor a face whose plane either end lies this close to (a segment along a flat face)
 MIN_DIST = 1e-3         # floor of d_i in normalised units (longest side 1)
 
 
@@ -129,7 +131,16 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
 
     def blocked(vs, bs):
         cp = bones.heads[bs] + tpar[vs, bs][:, None] * (bones.tails[bs] - bones.heads[bs])
-        return test(V[vs], cp, skip_vertex=vs, front_only=front)
+        # the ends pulled in by END_GAP: a bone point on the surface, or a wall grazing the
+        # vertex, is decided the same way after a sub-micro move (docs/auto_skin.md#frame-invariance)
+        d = cp - V[vs]
+        length = np.linalg.norm(d, axis=1)
+        far = length > 2 * END_GAP
+        out = np.zeros(len(vs), bool)
+        step = d[far] * (END_GAP / length[far])[:, None]
+        out[far] = test(V[vs[far]] + step, cp[far] - step, skip_vertex=vs[far], front_only=front,
+                        margin=PLANE_GAP)
+        return out
 
     rep = representatives(V, mesh.F, opt.max_visibility_rays) if opt.visibility else None
     for r in range(tries):
