@@ -38,6 +38,7 @@ TIE_EPS = 1e-4          # bones within this relative distance of the nearest cou
 TIE_ABS = 1e-5          # ... or within this distance (normalised units: 10x a 1e-6 jitter of the input)
 END_GAP = 1e-4          # visibility: walls this close (normalised units) to either end of a segment do not block
 PLANE_GAP = 1e-5        # ... nor a face whose plane either end lies this close to (a segment along a flat face)
+EDGE_GAP = 1e-5         # ... and faces block as if grown by this much: a segment through an edge or corner is blocked
 MIN_DIST = 1e-3         # floor of d_i in normalised units (longest side 1)
 
 
@@ -127,7 +128,7 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
     FF = mesh.F if F is None else F
     front = opt.front_only
 
-    test = segment_tester(V, FF) if opt.visibility else None
+    test = segment_tester(V, FF, EDGE_GAP) if opt.visibility else None
 
     def blocked(vs, bs):
         cp = bones.heads[bs] + tpar[vs, bs][:, None] * (bones.tails[bs] - bones.heads[bs])
