@@ -35,8 +35,7 @@ from .geometry import bone_distances, cotangent_laplacian, vertex_normals
 from .prep import Bones, SkinMesh
 
 TIE_EPS = 1e-4          # bones within this relative distance of the nearest count as tied (Blender)
-TIE_ABS = 1e-5          # ... or within this distance (normalised units: 10x a 1e-6 jitter of the input)
-END_GAP = 1e-4          # visibility: walls this close (normalised units) to either end of a segment do not block
+END_GAP = 1e-5          # visibility: walls this close (normalised units) to either end of a segment do not block
 PLANE_GAP = 1e-5        # ... nor a face whose plane either end lies this close to (a segment along a flat face)
 EDGE_GAP = 1e-5         # ... and faces block as if grown by this much: a segment through an edge or corner is blocked
 MIN_DIST = 1e-3         # floor of d_i in normalised units (longest side 1)
@@ -110,7 +109,7 @@ def _first_nearest(rank_dist):
     """(n,) per row the lowest-numbered bone tied (TIE_EPS) with the nearest: rounding
     noise of a turned or moved input does not pick another bone of a shared joint
     (docs/auto_skin.md#frame-invariance)."""
-    near = rank_dist <= rank_dist.min(axis=1, keepdims=True) * (1 + TIE_EPS) + TIE_ABS
+    near = rank_dist <= rank_dist.min(axis=1, keepdims=True) * (1 + TIE_EPS) + 1e-12
     return np.argmax(near, axis=1)
 
 
@@ -180,7 +179,7 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
     # ties: bones as near as the chosen one (shared joint of parent and child bones);
     # they share the closest point, so they are as visible as the chosen one
     rk = rank_dist[idx]
-    tie = (rk <= dsel[:, None] * (1 + TIE_EPS) + TIE_ABS) & (rk >= dsel[:, None] * (1 - TIE_EPS) - TIE_ABS)
+    tie = (rk <= dsel[:, None] * (1 + TIE_EPS) + 1e-12) & (rk >= dsel[:, None] * (1 - TIE_EPS) - 1e-12)
     P[idx] = tie / tie.sum(axis=1, keepdims=True)
     dmin = np.full(n, np.inf)
     dmin[idx] = rank_dist[idx, chosen[idx]]     # Blender: the penalised distance sets H
@@ -235,7 +234,7 @@ def bone_heat(mesh: SkinMesh, bones: Bones, opt: HeatOptions | None = None, *, d
         wi = np.flatnonzero(weak)
         dw = dist[wi]
         dm = dw.min(axis=1)
-        tie = dw <= dm[:, None] * (1 + TIE_EPS) + TIE_ABS
+        tie = dw <= dm[:, None] * (1 + TIE_EPS) + 1e-12
         P[wi] = tie / tie.sum(axis=1, keepdims=True)
         Hd[wi] = opt.weak_heat * opt.k * tie.sum(axis=1) / np.maximum(dm, MIN_DIST) ** 2
     t2 = time.perf_counter()
