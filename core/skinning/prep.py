@@ -99,10 +99,13 @@ def solid_faces(V, F, diagonal: float) -> np.ndarray:
     degrees on the sample), and it has no area to weight anyway."""
     if not len(F):
         return np.zeros(0, bool)
-    area = triangle_areas(V, F)
-    T = V[F]
-    longest = np.sqrt(((T - np.roll(T, 1, axis=1)) ** 2).sum(axis=2).max(axis=1))
-    return (area > DEGENERATE_AREA * diagonal ** 2) & (2 * area > SLIVER_HEIGHT * diagonal * longest)
+    a, b, c = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
+    u, v, w = b - a, c - a, c - b
+    n = np.cross(u, v)
+    area2 = np.einsum("ij,ij->i", n, n)                 # (2 area)^2
+    longest2 = np.maximum(np.maximum(np.einsum("ij,ij->i", u, u), np.einsum("ij,ij->i", v, v)),
+                          np.einsum("ij,ij->i", w, w))
+    return (area2 > (2 * DEGENERATE_AREA * diagonal ** 2) ** 2) & (area2 > (SLIVER_HEIGHT * diagonal) ** 2 * longest2)
 
 
 def _subdivision_base(V, F) -> SkinMesh | None:
