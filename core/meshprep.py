@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scipy.spatial import cKDTree
+
 from .errors import InvalidMeshError
 from .mesh import (bbox_diagonal, close_t_junctions, consistent_winding, edge_components, subdivide_midpoint,
                    row_keys, vertex_components, weld_positions)
@@ -114,9 +116,11 @@ class Welded:
     diagonal: float         # normalised bounding-box diagonal
 
 
-def weld_normalised(V, F, *, weld: bool = True, purpose: str = "rig") -> Welded:
+def weld_normalised(V, F, *, weld: bool = True, purpose: str = "rig", radius: float | None = None) -> Welded:
     """Normalise validated arrays and merge vertices closer than WELD_TOLERANCE (split
-    normals and UV seams must not cut the surface); weld=False only renumbers."""
+    normals and UV seams must not cut the surface); weld=False only renumbers.
+    radius (share of the diagonal): merge the vertices within this distance of each
+    other instead (weld_by_distance: no grid, so the same in every frame)."""
     used = np.unique(F)
     lo, hi = V[used].min(axis=0), V[used].max(axis=0)
     extent = float((hi - lo).max())
@@ -125,7 +129,9 @@ def weld_normalised(V, F, *, weld: bool = True, purpose: str = "rig") -> Welded:
     center = (lo + hi) / 2
     diagonal = float(np.linalg.norm((hi - lo) / extent))
     Vn = np.where(np.isfinite(V).all(axis=1)[:, None], (V - center) / extent, 0.0)
-    if weld:
+    if weld and radius is not None:
+        first, inverse = weld_by_distance(Vn[used], radius * diagonal)
+    elif weld:
         first, inverse, _ = weld_positions(Vn[used], WELD_TOLERANCE * diagonal)
     else:
         first, inverse = np.arange(len(used)), np.arange(len(used))
@@ -134,6 +140,25 @@ def weld_normalised(V, F, *, weld: bool = True, purpose: str = "rig") -> Welded:
     Fw = remap[F]
     Fw = Fw[(Fw[:, 0] != Fw[:, 1]) & (Fw[:, 1] != Fw[:, 2]) & (Fw[:, 0] != Fw[:, 2])]
     return Welded(Vn[used[first]], Fw, remap, used[first], Vn, center, extent, diagonal)
+
+
+def weld_by_distance(V, radius: float):
+    """(first, inverse) as weld_positions, for the groups of points linked by distances
+    <= radius (k-d tree pairs, connected components): unlike a grid, it does not depend
+    on the frame (a pair straddling a cell boundary) and keeps the input's order
+    (groups numbered by their first point), so ties later break the same way in any
+    frame (docs/auto_skin.md#frame-invariance)."""
+    n = len(V)
+    pairs = cKDTree(V).query_pairs(radius, output_type="ndarray")
+    if not len(pairs):
+        return np.arange(n), np.arange(n)
+    _, lab = edge_components(n, pairs)
+    first = np.full(lab.max() + 1, n, np.int64)
+    np.minimum.at(first, lab, np.arange(n))
+    order = np.argsort(first, kind="stable")       # groups in the order of their first point
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[lab]
 
 
 def unique_faces(F):

@@ -69,11 +69,33 @@ def ray_hits(origin, directions, T0, E1, E2):
     return np.where(inside & (t > MIN_HIT), t, np.inf).min(axis=1)
 
 
-def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False):
+def inflated_corners(V, F, grow: float):
+    """The three corners (F, 3) each of every triangle, grown about its incentre so that
+    every edge moves out by `grow` (at most half the inradius): a segment through a
+    shared edge or corner hits one of the triangles whatever the rounding."""
+    T0, T1, T2 = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
+    if grow <= 0:
+        return T0, T1, T2
+    a = np.linalg.norm(T2 - T1, axis=1)
+    b = np.linalg.norm(T0 - T2, axis=1)
+    c = np.linalg.norm(T1 - T0, axis=1)
+    per = a + b + c
+    area = 0.5 * np.linalg.norm(np.cross(T1 - T0, T2 - T0), axis=1)
+    r = np.divide(2 * area, per, out=np.zeros_like(per), where=per > 0)
+    inc = (a[:, None] * T0 + b[:, None] * T1 + c[:, None] * T2) / np.maximum(per, 1e-300)[:, None]
+    k = 1.0 + np.divide(np.minimum(grow, 0.5 * r), r, out=np.zeros_like(r), where=r > 0)
+    return tuple(inc + (T - inc) * k[:, None] for T in (T0, T1, T2))
+
+
+def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False,
+                           margin: float = 0.0, grow: float = 0.0):
     """For each segment P0[i] -> P1[i]: does it cross a triangle of (V, F)? (numpy, float64)
 
     Triangles that contain skip_vertex[i] (the segment's own start vertex) are ignored,
-    and hits within `tol` (relative) of either end do not count. front_only: only
+    and hits within `tol` (relative) of either end do not count, nor (margin > 0) hits
+    on a triangle whose plane either end is within `margin` of (a segment grazing along
+    a face: rounding would decide); grow > 0: triangles grown by that much
+    (inflated_corners). front_only: only
     triangles whose normal (winding of F) faces the segment's start block it, as in
     Blender's bone heat (a segment leaving a closed surface is not blocked). Candidate (segment,
     triangle) pairs come from points sampled along the segments and a k-d tree over
@@ -84,7 +106,7 @@ def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6,
     blocked = np.zeros(S, bool)
     if S == 0 or len(F) == 0:
         return blocked
-    T0, T1, T2 = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
+    T0, T1, T2 = inflated_corners(V, F, grow)
     cen = (T0 + T1 + T2) / 3.0
     R = np.sqrt(np.max(np.stack([((T - cen) ** 2).sum(1) for T in (T0, T1, T2)], 1), axis=1))
     L = np.linalg.norm(P1 - P0, axis=1)
@@ -133,9 +155,20 @@ def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6,
         if front_only:
             # det = (d x e2) . e1 = -d . (e1 x e2): det > 0 <=> the normal faces the ray
             hit &= det > 0
+        if margin > 0:
+            hit &= clear_of_plane(o, P1[a], T0[b], T1[b] - T0[b], T2[b] - T0[b], margin)
         if hit.any():
             blocked[a[hit]] = True
     return blocked
+
+
+def clear_of_plane(P0, P1, T0, E1, E2, margin: float):
+    """(S,) bool: both ends of each segment at least `margin` from its triangle's plane."""
+    n = np.cross(E1, E2)
+    ln = np.sqrt(_dot(n, n))
+    s0, s1 = _dot(P0 - T0, n), _dot(P1 - T0, n)
+    lim = margin * ln
+    return (np.abs(s0) >= lim) & (np.abs(s1) >= lim) & (ln > 0)
 
 
 def embree_available() -> bool:
@@ -149,25 +182,31 @@ def embree_available() -> bool:
     return True
 
 
-def segment_tester(V, F):
+def segment_tester(V, F, grow: float = 0.0):
     """segments_blocked_exact for one mesh and many queries, as a function (P0, P1,
-    skip_vertex=None, *, tol, front_only) -> (S,) bool: on Embree when it is installed
-    (its scene built once), else in numpy."""
+    skip_vertex=None, *, tol, front_only, margin) -> (S,) bool: on Embree when it is installed
+    (its scene built once), else in numpy. grow: the triangles grown by that much
+    (inflated_corners)."""
     if embree_available() and len(F):
-        return Scene(V, F).segments_blocked
-    return lambda P0, P1, skip_vertex=None, **kw: segments_blocked_exact(V, F, P0, P1, skip_vertex, **kw)
+        return Scene(V, F, grow).segments_blocked
+    return lambda P0, P1, skip_vertex=None, **kw: segments_blocked_exact(V, F, P0, P1, skip_vertex, grow=grow, **kw)
 
 
 class Scene:
     """An Embree scene of one triangle mesh, for many segment queries."""
 
-    def __init__(self, V, F):
+    def __init__(self, V, F, grow: float = 0.0):
         from embreex import rtcore_scene
         from embreex.mesh_construction import TriangleMesh
-        self.V, self.F = np.asarray(V, np.float64), np.asarray(F, np.int64)
+        self.V, self.F, self.grow = np.asarray(V, np.float64), np.asarray(F, np.int64), grow
         self.scene = rtcore_scene.EmbreeScene()
-        TriangleMesh(self.scene, np.ascontiguousarray(self.V, np.float32),
-                     np.ascontiguousarray(self.F, np.int32))
+        if grow > 0:        # grown triangles: a soup, one triangle per face (primID = face)
+            soup = np.stack(inflated_corners(self.V, self.F, grow), axis=1).reshape(-1, 3)
+            TriangleMesh(self.scene, np.ascontiguousarray(soup, np.float32),
+                         np.arange(len(soup), dtype=np.int32).reshape(-1, 3))
+        else:
+            TriangleMesh(self.scene, np.ascontiguousarray(self.V, np.float32),
+                         np.ascontiguousarray(self.F, np.int32))
         T0, T1, T2 = (self.V[self.F[:, k]] for k in range(3))
         self.normals = np.cross(T1 - T0, T2 - T0)      # winding of F, not normalised
 
@@ -178,7 +217,8 @@ class Scene:
                              dists=np.ascontiguousarray(reach, np.float32), output=1)
         return out["primID"].astype(np.int64), out["tfar"].astype(np.float64)
 
-    def segments_blocked(self, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False):
+    def segments_blocked(self, P0, P1, skip_vertex=None, *, tol: float = 1e-6, front_only: bool = False,
+                         margin: float = 0.0):
         """segments_blocked_exact's answer; undecided rays: the exact numpy test."""
         P0, P1 = np.asarray(P0, np.float64), np.asarray(P1, np.float64)
         d = P1 - P0
@@ -200,6 +240,11 @@ class Scene:
             if front_only:
                 facing = np.einsum("ij,ij->i", d[active], self.normals[np.maximum(tri, 0)]) < 0
                 ignored |= hit & ~facing
+            if margin > 0:
+                f = self.F[np.maximum(tri, 0)]
+                T0 = self.V[f[:, 0]]
+                ignored |= hit & ~clear_of_plane(P0[active], P1[active], T0, self.V[f[:, 1]] - T0,
+                                                 self.V[f[:, 2]] - T0, margin)
             blocked[active[hit & ~ignored]] = True
             again = hit & ignored
             t[active[again]] += hit_t[again] + STEP_PAST
@@ -207,5 +252,5 @@ class Scene:
         if len(active):
             blocked[active] = segments_blocked_exact(self.V, self.F, P0[active], P1[active],
                                                      None if skip_vertex is None else np.asarray(skip_vertex)[active],
-                                                     tol=tol, front_only=front_only)
+                                                     tol=tol, front_only=front_only, margin=margin, grow=self.grow)
         return blocked

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidArmatureError, InvalidMeshError
-from .features import FeatureSet, compute_features, vertex_features
+from .features import FeatureSet, compute_features, mirrored, vertex_features
 from .heat import HeatOptions, bone_heat
 from .prep import dense_proxy, interpolate_weights, prepare, transfer_weights
 from .weights import prune, rigid_members, scatter
@@ -92,7 +92,7 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
                   parents=bones.parents if REDISTRIBUTE else None)
     else:
         fs = compute_features(work, bones, heat_options)
-        W = _welded_weights(fs, net, max_influences)
+        W = _welded_weights(fs, net, max_influences, _symmetries(fs, _facing_free(net)))
         info.update(fs.info, method="model")
     W = rigid_members(W, work.V, work.F, bones.heads, bones.tails)
     if work is not mesh:
@@ -112,9 +112,58 @@ def weights_from_features(fs: FeatureSet, model, max_influences: int = 4) -> np.
     return _welded_weights(fs, model, max_influences)[fs.vmap]
 
 
-def _welded_weights(fs: FeatureSet, model, max_influences: int) -> np.ndarray:
-    """A model's pruned (n, J) weights on the welded mesh the features were computed on."""
-    probs = np.asarray(model.predict(fs), dtype=np.float64)
+IDENTITY = (1.0, 1.0, 1.0)
+MIRROR = (-1.0, 1.0, 1.0)          # x -> -x: the character's left and right swapped
+HALF_TURN = (-1.0, -1.0, 1.0)      # half a turn about Z: front and back swapped
+FRONT_BAND = 0.01                  # |skewness along y| below this: both facings blended
+
+
+def _symmetries(fs: FeatureSet, facing_free: bool) -> tuple:
+    """((weight, signs), ...): the moved copies of the features whose network answers are
+    averaged. Always the character and its mirror image (x -> -x), so that both get the
+    same weights. With the facing-free model (used when the armature does not give the
+    front), also a canonical facing: the one in which the surface's area-weighted
+    skewness along y is positive, both facings blended linearly while its size is below
+    FRONT_BAND, so the choice is continuous and a half turn about Z changes nothing
+    (docs/auto_skin.md#frame-invariance)."""
+    share = 1.0
+    if facing_free:
+        share = float(np.clip(0.5 + _y_skewness(fs.mesh) / (2 * FRONT_BAND), 0.0, 1.0))
+    moves = []
+    for w, base in ((share, IDENTITY), (1.0 - share, HALF_TURN)):
+        if w > 0:
+            moves += [(w / 2, base), (w / 2, tuple(a * b for a, b in zip(base, MIRROR)))]
+    return tuple(moves)
+
+
+def _y_skewness(mesh) -> float:
+    """Area-weighted skewness of the face centres' y: odd under y -> -y, even under x -> -x."""
+    from ..meshprep import triangle_areas
+    a = triangle_areas(mesh.V, mesh.F)
+    y = mesh.V[mesh.F, 1].mean(axis=1)
+    a = a / max(a.sum(), 1e-300)
+    d = y - (a * y).sum()
+    var = (a * d * d).sum()
+    return float((a * d ** 3).sum() / var ** 1.5) if var > 0 else 0.0
+
+
+def _facing_free(net) -> bool:
+    """Is `net` the shipped model that does not depend on the facing?"""
+    from . import network
+    path = network.ANY_FRONT_MODEL_PATH
+    return path.is_file() and net is network.load_model(path)
+
+
+def _mean_prediction(fs: FeatureSet, model, symmetries) -> np.ndarray:
+    """(n, K) weighted mean of model.predict over the moved copies of the features."""
+    return sum(w * np.asarray(model.predict(fs if all(x > 0 for x in m) else mirrored(fs, m)), dtype=np.float64)
+               for w, m in symmetries)
+
+
+def _welded_weights(fs: FeatureSet, model, max_influences: int, symmetries=((1.0, IDENTITY),)) -> np.ndarray:
+    """A model's pruned (n, J) weights on the welded mesh the features were computed on,
+    its candidate probabilities averaged over the `symmetries` ((weight, signs), ...)."""
+    probs = _mean_prediction(fs, model, symmetries)
     if probs.shape != fs.candidates.shape:
         raise ValueError(f"model.predict returned shape {probs.shape}, expected {fs.candidates.shape}")
     Wn = scatter(fs.candidates, probs * fs.mask, fs.n_bones)

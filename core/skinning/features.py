@@ -42,7 +42,7 @@ Feature layout of `x` (float32, n x (VERTEX_DIM + K * BONE_DIM)), `h` = mean edg
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -58,6 +58,8 @@ ALONG_RANGE = (-1.0, 2.0)   # position along a bone, beyond its ends, is limited
 ACROSS_MAX = 10.0          # relative distance across a bone is limited to this
 PRIOR_KEEP = 0.05
 INV_FLOOR = 0.01
+GEO_TIE = 1e-4             # geodesic distances (normalised units) this close are tied: bone index decides
+TIE_GAP = 0.01             # one-ring neighbours within this x mean edge of each other are tied
 
 
 @dataclass
@@ -109,6 +111,21 @@ class FeatureSet:
         return np.asarray(Wn)[self.vmap]
 
 
+def tied_argsort(values, gap: float, keys=None):
+    """Row-wise argsort of (n, m) `values` in which runs of sorted values less than `gap`
+    apart are tied and ordered by `keys` (n, m) (default: the column), so a sub-micro
+    move of the mesh does not swap bones at the same distance (a parent and child at
+    their shared joint; docs/auto_skin.md#frame-invariance)."""
+    n, m = values.shape
+    keys = np.broadcast_to(np.arange(m), (n, m)) if keys is None else keys
+    o = np.argsort(values, axis=1, kind="stable")
+    v = np.take_along_axis(values, o, axis=1)
+    run = np.concatenate([np.zeros((n, 1), np.int64), np.cumsum(np.diff(v, axis=1) >= gap, axis=1)], axis=1)
+    k = np.take_along_axis(keys, o, axis=1).astype(np.int64)
+    key = run * (int(k.max(initial=0)) + 1) + k          # run first, then the key
+    return np.take_along_axis(o, np.argsort(key, axis=1, kind="stable"), axis=1)
+
+
 def _one_ring_neighbours(V, F, h):
     """5 nearest one-ring neighbours per vertex as (offsets (n,5,3)/h, inverse distances h/d)."""
     n = len(V)
@@ -116,9 +133,14 @@ def _one_ring_neighbours(V, F, h):
     a = np.concatenate([E[:, 0], E[:, 1]])
     b = np.concatenate([E[:, 1], E[:, 0]])
     d = np.linalg.norm(V[a] - V[b], axis=1)
-    # Equal lengths (regular meshes) are ordered by neighbour index, not by rounding
-    # noise, so the features do not depend on the mesh's units or placement.
-    order = np.lexsort((b, np.round(d / max(h, 1e-300), 9), a))
+    # Nearly equal lengths (regular meshes; runs of gaps below TIE_GAP x h) are ordered by
+    # neighbour index (the input's order), not by rounding noise or a sub-micro jitter, so
+    # the features do not depend on the mesh's placement (docs/auto_skin.md#frame-invariance).
+    order = np.lexsort((d, a))
+    a, b, d = a[order], b[order], d[order]
+    start = np.ones(len(a), bool)
+    start[1:] = (a[1:] != a[:-1]) | (np.diff(d) >= TIE_GAP * h)
+    order = np.lexsort((b, np.cumsum(start)))
     a, b, d = a[order], b[order], d[order]
     start = np.searchsorted(a, np.arange(n))
     cnt = np.bincount(a, minlength=n)
@@ -148,7 +170,7 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
     t_geo = time.perf_counter() - t1
 
     kk = min(K, J)
-    cand = np.argsort(geo, axis=1, kind="stable")[:, :kk]
+    cand = tied_argsort(geo, GEO_TIE)[:, :kk]
     # bones with real prior weight must be candidates
     W = heat.W
     top_prior = np.argsort(-W, axis=1, kind="stable")[:, :kk]
@@ -166,8 +188,7 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
             cand[rows[can], slot[can]] = b[rows[can]]
     # keep candidates sorted by geodesic distance
     g = np.take_along_axis(geo, cand, axis=1)
-    o = np.argsort(g, axis=1, kind="stable")
-    cand = np.take_along_axis(cand, o, axis=1)
+    cand = np.take_along_axis(cand, tied_argsort(g, GEO_TIE, cand), axis=1)
     mask = np.ones((n, K), bool)
     if kk < K:
         cand = np.concatenate([cand, np.repeat(cand[:, -1:], K - kk, axis=1)], axis=1)
@@ -214,6 +235,25 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
     info.update(t_geodesic=t_geo, t_features=time.perf_counter() - t0)
     return FeatureSet(cand.astype(np.int64), mask, x, prior.astype(np.float32), g.astype(np.float32),
                       W, J, mesh.vmap, mesh.source_index, mesh, bones, info)
+
+
+def _vector_columns(axis: int) -> np.ndarray:
+    """Columns of `x` that hold the `axis` component of a position or direction."""
+    starts = [0, 3] + [6 + 3 * i for i in range(5)]
+    starts += [VERTEX_DIM + k * BONE_DIM + s for k in range(K) for s in (0, 3)]
+    return np.array(starts) + axis
+
+
+def mirrored(fs: FeatureSet, signs) -> FeatureSet:
+    """The features of the character mirrored or turned by diag(signs) (each +-1): the
+    vector columns' components multiplied, the rest as it is (distances, weights,
+    cosines do not change). What the network sees of the moved character, without
+    computing it again (docs/auto_skin.md#frame-invariance)."""
+    x = fs.x.copy()
+    for axis, s in enumerate(signs):
+        if s < 0:
+            x[:, _vector_columns(axis)] *= -1
+    return replace(fs, x=x)
 
 
 def vertex_features(vertices, faces, joints, parents, tails=None, *,

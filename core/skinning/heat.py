@@ -35,6 +35,9 @@ from .geometry import bone_distances, cotangent_laplacian, vertex_normals
 from .prep import Bones, SkinMesh
 
 TIE_EPS = 1e-4          # bones within this relative distance of the nearest count as tied (Blender)
+END_GAP = 1e-5          # visibility: walls this close (normalised units) to either end of a segment do not block
+PLANE_GAP = 1e-5        # ... nor a face whose plane either end lies this close to (a segment along a flat face)
+EDGE_GAP = 1e-5         # ... and faces block as if grown by this much: a segment through an edge or corner is blocked
 MIN_DIST = 1e-3         # floor of d_i in normalised units (longest side 1)
 
 
@@ -95,11 +98,19 @@ def representatives(V, F, target: int):
     area = 0.5 * np.linalg.norm(np.cross(V[F[:, 1]] - V[F[:, 0]], V[F[:, 2]] - V[F[:, 0]]), axis=1).sum()
     h = np.sqrt(area / target)
     for _ in range(6):
-        first, inv, _ = weld_positions(V, h, snap="floor")
+        first, inv, _ = weld_positions(V, h)     # cells centred on the mesh centre: a mirror or turn keeps them
         if len(first) <= 1.3 * target:
             break
         h *= np.sqrt(len(first) / target)
     return first[inv]
+
+
+def _first_nearest(rank_dist):
+    """(n,) per row the lowest-numbered bone tied (TIE_EPS) with the nearest: rounding
+    noise of a turned or moved input does not pick another bone of a shared joint
+    (docs/auto_skin.md#frame-invariance)."""
+    near = rank_dist <= rank_dist.min(axis=1, keepdims=True) * (1 + TIE_EPS) + 1e-12
+    return np.argmax(near, axis=1)
 
 
 def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: HeatOptions, F=None):
@@ -110,17 +121,26 @@ def visible_nearest(mesh: SkinMesh, bones: Bones, dist, tpar, rank_dist, opt: He
     n, J = dist.shape
     V = mesh.V
     tries = min(J, opt.max_visibility_tries) if opt.visibility else 1
-    order = np.argsort(rank_dist, axis=1) if tries > 1 else np.argmin(rank_dist, axis=1)[:, None]
+    order = np.argsort(rank_dist, axis=1) if tries > 1 else _first_nearest(rank_dist)[:, None]
     chosen = np.full(n, -1, np.int64)
     todo = np.arange(n)
     FF = mesh.F if F is None else F
     front = opt.front_only
 
-    test = segment_tester(V, FF) if opt.visibility else None
+    test = segment_tester(V, FF, EDGE_GAP) if opt.visibility else None
 
     def blocked(vs, bs):
         cp = bones.heads[bs] + tpar[vs, bs][:, None] * (bones.tails[bs] - bones.heads[bs])
-        return test(V[vs], cp, skip_vertex=vs, front_only=front)
+        # the ends pulled in by END_GAP: a bone point on the surface, or a wall grazing the
+        # vertex, is decided the same way after a sub-micro move (docs/auto_skin.md#frame-invariance)
+        d = cp - V[vs]
+        length = np.linalg.norm(d, axis=1)
+        far = length > 2 * END_GAP
+        out = np.zeros(len(vs), bool)
+        step = d[far] * (END_GAP / length[far])[:, None]
+        out[far] = test(V[vs[far]] + step, cp[far] - step, skip_vertex=vs[far], front_only=front,
+                        margin=PLANE_GAP)
+        return out
 
     rep = representatives(V, mesh.F, opt.max_visibility_rays) if opt.visibility else None
     for r in range(tries):

@@ -23,6 +23,10 @@ from ..unsubdivide import undo_midpoint_subdivision
 from ..meshprep import box_gaps, component_boxes, check_points, compact, numeric, triangle_areas, unique_faces, validate, weld_normalised
 
 DEGENERATE_AREA = 1e-14      # face area / diagonal^2 below this is dropped
+SLIVER_HEIGHT = 1e-5         # a face thinner than this (x diagonal) is dropped: its normal is noise
+                             # (docs/auto_skin.md#frame-invariance)
+WELD_RADIUS = 1e-5           # vertices this close (x diagonal) are one: 10x a float32 file's rounding
+                             # (docs/auto_skin.md#frame-invariance)
 
 
 @dataclass
@@ -71,9 +75,9 @@ def prepare_mesh(vertices, faces, *, weld: bool = True, undo_subdivision: bool =
     coarse = _subdivision_base(V, F) if undo_subdivision else None
     if coarse is not None:
         return coarse
-    w = weld_normalised(V, F, weld=weld, purpose="skin")
+    w = weld_normalised(V, F, weld=weld, purpose="skin", radius=WELD_RADIUS)
     Fw = unique_faces(w.faces) if len(w.faces) else w.faces
-    Fw = Fw[triangle_areas(w.vertices, Fw) > DEGENERATE_AREA * w.diagonal ** 2]
+    Fw = Fw[solid_faces(w.vertices, Fw, w.diagonal)]
     if len(Fw) == 0:
         raise InvalidMeshError("The mesh has zero area (every face is a line or a point); there is nothing to skin.")
     Vk, Fk, keep, re = compact(w.vertices, Fw)
@@ -86,6 +90,22 @@ def prepare_mesh(vertices, faces, *, weld: bool = True, undo_subdivision: bool =
         vmap[lost] = np.where(np.isfinite(V[lost]).all(axis=1), nn, 0)
     n_comp, comp = vertex_components(len(Vk), Fk)
     return SkinMesh(Vk, Fk, vmap, w.source[keep], comp, n_comp, w.center, w.extent)
+
+
+def solid_faces(V, F, diagonal: float) -> np.ndarray:
+    """(m,) bool: faces of area above DEGENERATE_AREA x diagonal^2 and height (twice the
+    area over the longest edge) above SLIVER_HEIGHT x diagonal. A sliver's normal turns
+    with any sub-micro move of its corners (a 1e-6 jitter turned normals by up to 37
+    degrees on the sample), and it has no area to weight anyway."""
+    if not len(F):
+        return np.zeros(0, bool)
+    a, b, c = V[F[:, 0]], V[F[:, 1]], V[F[:, 2]]
+    u, v, w = b - a, c - a, c - b
+    n = np.cross(u, v)
+    area2 = np.einsum("ij,ij->i", n, n)                 # (2 area)^2
+    longest2 = np.maximum(np.maximum(np.einsum("ij,ij->i", u, u), np.einsum("ij,ij->i", v, v)),
+                          np.einsum("ij,ij->i", w, w))
+    return (area2 > (2 * DEGENERATE_AREA * diagonal ** 2) ** 2) & (area2 > (SLIVER_HEIGHT * diagonal) ** 2 * longest2)
 
 
 def _subdivision_base(V, F) -> SkinMesh | None:
@@ -294,7 +314,7 @@ def dense_proxy(mesh: SkinMesh, target: int | None = None) -> SkinMesh:
         return mesh
     from ..meshprep import decimate
     V, F = decimate(mesh.V, mesh.F, target)
-    F = F[triangle_areas(V, F) > DEGENERATE_AREA * bbox_diagonal(V) ** 2]
+    F = F[solid_faces(V, F, bbox_diagonal(V))]
     V, F, _, _ = compact(V, F)
     n_comp, comp = vertex_components(len(V), F)
     return SkinMesh(V, F, np.arange(len(V)), np.arange(len(V)), comp, n_comp, mesh.center, mesh.scale)
