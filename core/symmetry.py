@@ -98,6 +98,7 @@ OBLIQUE_SAMPLE = 500       # vertices tested per candidate normal
 OBLIQUE_KEEP = 3           # best candidates refined
 REFINE_ITERATIONS = 20     # mirror-ICP steps per refined candidate
 REFINE_SAMPLE = 2000       # vertices per mirror-ICP step
+GAP_REACH = 0.05           # candidate scores: mirror images farther from the mesh count as infinitely far
 # The axis each quarter turn keeps in the plane of symmetry (row 1 or 2 of the turn):
 # z (up) for a plane nearest x = 0 or y = 0, y for one nearest z = 0 (lying on its side).
 QUARTER_TURNS = (np.eye(3), QUARTER_TURN, SIDE_TURN)
@@ -142,9 +143,10 @@ def oblique_turn(V):
 
 
 def _plane_gap(P, tree, n, offset) -> float:
-    """Median distance from P's mirror images in the plane n . x = offset to the mesh (tree)."""
+    """Median distance from P's mirror images in the plane n . x = offset to the mesh
+    (tree); distances beyond GAP_REACH count as infinite (far images: slow searches)."""
     mirrored = P - 2.0 * (P @ n - offset)[:, None] * n
-    return float(np.median(tree.query(mirrored)[0]))
+    return float(np.median(tree.query(mirrored, distance_upper_bound=GAP_REACH)[0]))
 
 
 def _distinct(normals, order, count):
