@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Symmetry of a mesh: is it its own mirror image, and which turn brings its plane of
-symmetry to x = 0 (docs/auto_skeleton.md#symmetry). Auto Skeleton and Auto Skin both
+symmetry to x = 0, a quarter turn or any other (docs/auto_skeleton.md#symmetry). Auto Skeleton and Auto Skin both
 use it; making the rig itself symmetric is rig/symmetry.py's."""
 from __future__ import annotations
 
@@ -115,7 +115,8 @@ def oblique_turn(V):
     scored by the mirror gap in the plane through the vertices' mean; the best
     OBLIQUE_KEEP are refined by mirror-ICP. The turn is the one nearest to the quarter
     turn for that normal's nearest axis that keeps that turn's in-plane axis (z: up) in
-    the plane (_turn_for). The caller re-normalises and tests V @ turn.T."""
+    the plane (_turn_for). None too when the best plane's gap is 2 SYMMETRY_TOLERANCE or
+    more; oblique_frame normalises V @ turn.T again and tests it."""
     V = np.asarray(V, np.float64)
     tree = cKDTree(V)
     centre = V.mean(axis=0)
