@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Symmetry of a mesh: is it its own mirror image, and which turn brings its plane of
-symmetry to x = 0, a quarter turn or any other (docs/auto_skeleton.md#symmetry). Auto Skeleton and Auto Skin both
-use it; making the rig itself symmetric is rig/symmetry.py's."""
+symmetry to x = 0, a quarter turn or any other (docs/auto_skeleton.md#symmetry). Auto
+Skeleton and Auto Skin both use it; making the rig itself symmetric is rig/symmetry.py's."""
 from __future__ import annotations
 
 import numpy as np
