@@ -152,10 +152,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
         timings["total"] = time.perf_counter() - t0
         report(1.0, "Done")
         return _group_skeleton(mesh, members, {"timings": timings, "far_faces_left_out": int((~body).sum())})
-    # its plane of symmetry to x = 0 (facing +-X, lying on a side; off the box's centre)
-    turn, shift = symmetry.symmetry_frame(mesh.vertices)
-    mesh = replace(mesh, vertices=mesh.vertices @ turn.T - [shift, 0.0, 0.0],
-                   center=mesh.center + ([shift, 0.0, 0.0] @ turn) * mesh.scale)
+    mesh, turn, symmetric = _symmetry_frame(mesh)
     V, F = resample(mesh.vertices, mesh.faces, opt["proxy_vertices"])
     timings["prepare"] = time.perf_counter() - t0
 
@@ -170,7 +167,6 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
 
     t = time.perf_counter()
     report(0.9, "Building rig")
-    symmetric = symmetry.is_mirror_symmetric(mesh.vertices)   # in x = 0, after the symmetry turn
     tree = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric)
 
     def joints(lean):
@@ -219,6 +215,27 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
         up = rig.humanoid.finger_ups(heads, tails, roles or digits, up)
     return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
                     up @ turn, info)
+
+
+def _symmetry_frame(mesh):
+    """(mesh, turn, symmetric): the mesh turned so that its plane of symmetry is x = 0
+    (facing +-X, lying on a side, off the box's centre: symmetry_frame; turned by any
+    angle: oblique_frame, the mesh then normalised again), the turn (points @ turn.T),
+    and whether it is symmetric in x = 0 now (docs/auto_skeleton.md#symmetry)."""
+    turn, shift = symmetry.symmetry_frame(mesh.vertices)
+    mesh = replace(mesh, vertices=mesh.vertices @ turn.T - [shift, 0.0, 0.0],
+                   center=mesh.center + ([shift, 0.0, 0.0] @ turn) * mesh.scale)
+    symmetric = symmetry.is_mirror_symmetric(mesh.vertices)
+    if symmetric or not np.array_equal(turn, np.eye(3)) or shift != 0.0:
+        return mesh, turn, symmetric
+    oblique = symmetry.oblique_frame(mesh.vertices)
+    if oblique is None:
+        return mesh, turn, symmetric
+    turn, centre, size, shift = oblique
+    centre = centre + [shift * size, 0.0, 0.0]          # the plane x = shift onto x = 0
+    mesh = replace(mesh, vertices=(mesh.vertices @ turn.T - centre) / size,
+                   center=mesh.center + (centre @ turn) * mesh.scale, scale=mesh.scale * size)
+    return mesh, turn, True
 
 
 def _group_skeleton(mesh, members, info) -> Skeleton:
