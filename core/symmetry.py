@@ -84,9 +84,14 @@ def _plane_offset(W, sample: int = PLANE_SAMPLE) -> float:
     return float(fine[np.argmin([_mirror_gap(W, s, sample, tree) for s in fine])])
 
 
+def _spread(V, count: int):
+    """At most `count` rows of V spread evenly over its order (the same rows every call)."""
+    return V[np.unique(np.linspace(0, len(V) - 1, min(len(V), count)).astype(np.int64))]
+
+
 def _mirror_gap(W, shift, sample: int = SYMMETRY_SAMPLE, tree=None) -> float:
     """Median distance from W's mirror image in the plane x = shift to W (tree: W's)."""
-    pick = W[np.unique(np.linspace(0, len(W) - 1, min(len(W), sample)).astype(np.int64))]
+    pick = _spread(W, sample)
     mirrored = pick * MIRROR + [2.0 * shift, 0.0, 0.0]
     d, _ = (cKDTree(W) if tree is None else tree).query(mirrored)
     return float(np.median(d))
@@ -129,13 +134,12 @@ def oblique_turn(V):
         w = np.cross(a, u)
         normals.append(np.cos(angles)[:, None] * u + np.sin(angles)[:, None] * w)
     normals = np.concatenate(normals)
-    pick = V[np.unique(np.linspace(0, len(V) - 1, min(len(V), OBLIQUE_SAMPLE)).astype(np.int64))]
+    pick = _spread(V, OBLIQUE_SAMPLE)
     gaps = np.array([_plane_gap(pick, tree, n, n @ centre) for n in normals])
     best = None
     for k in _distinct(normals, np.argsort(gaps), OBLIQUE_KEEP):
         n, offset = _refine(V, tree, normals[k], normals[k] @ centre)
-        gap = _plane_gap(V[np.unique(np.linspace(0, len(V) - 1, min(len(V), SYMMETRY_SAMPLE)).astype(np.int64))],
-                         tree, n, offset)
+        gap = _plane_gap(_spread(V, SYMMETRY_SAMPLE), tree, n, offset)
         if best is None or gap < best[0]:
             best = (gap, n)
     if best is None or best[0] >= 2 * SYMMETRY_TOLERANCE:
@@ -165,7 +169,7 @@ def _refine(V, tree, n, offset):
     """Mirror-ICP: each vertex's mirror image is matched to its nearest vertex; the plane
     that bisects the better half of the pairs is the next (normal: the main direction
     of the pairs' differences; offset: their midpoints' mean along it)."""
-    P = V[np.unique(np.linspace(0, len(V) - 1, min(len(V), REFINE_SAMPLE)).astype(np.int64))]
+    P = _spread(V, REFINE_SAMPLE)
     for _ in range(REFINE_ITERATIONS):
         d, j = tree.query(P - 2.0 * (P @ n - offset)[:, None] * n)
         near = d <= np.median(d)
