@@ -95,12 +95,13 @@ def parse_args(argv=None):
 
 
 def load_skin_record(path) -> dict:
-    """load_record plus the artist's weights and the stored poses."""
+    """load_record plus the artist's weights, the bone names and the stored poses."""
     from bonesmith.core import records
 
     r = load_record(path)
-    d = records.read(path, ("weights",), ("unweighted", "pose_A"))
+    d = records.read(path, ("weights",), ("unweighted", "pose_A", "joint_names"))
     r["weights"] = d["weights"].astype(np.float64)
+    r["names"] = [str(n) for n in d["joint_names"]] if "joint_names" in d else None
     r["unweighted"] = d["unweighted"].astype(bool) if "unweighted" in d else np.zeros(len(r["verts"]), bool)
     r["pose_A"] = (d["pose_A"].astype(np.float64) if "pose_A" in d
                    else np.zeros((0, len(r["joints"]), 4, 4)))

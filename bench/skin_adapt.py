@@ -3,7 +3,7 @@
 style it never saw, test on that studio's other families.
 
     .venv/bin/python bench/skin_adapt.py [--source zad_] [--k 3,6,10] [--draws 3]
-        [--epochs 200] [--jobs 2] [--within FAMILY | --leave-out FAMILY]
+        [--epochs 200] [--jobs 2] [--within FAMILY | --leave-out FAMILY | --mixed]
         [--tag NAME]
 
 The studio is 0 A.D. (`zad_`, CC-BY-SA-3.0: it is only evaluated and fine-tuned on here,
@@ -22,6 +22,13 @@ bench/results/skin_features/.
 seed d and its other members are tested. `--leave-out FAMILY` trains once on every
 character of the other families and tests that family: how much of a studio's style
 carries across its families when all of them teach.
+
+`--mixed` is the technical artist's folder of a studio's characters of several families
+(docs/auto_skin.md#house-style): for a folder of k, k // 3 families give two characters
+each and the rest of the k one each (families of two or more characters, drawn with seed
+d); the test is every other character of the source, and the table is per family: those
+with characters in the folder (tested on their other members) and those without. The
+trained model is gated (it is used only for the rig templates it was validated on).
 
 Output: bench/results/<tag>.md and <tag>.csv.
 """
@@ -63,6 +70,8 @@ def parse_args(argv=None):
                     help="variants of one family instead: train on k of its characters, test on its others")
     ap.add_argument("--leave-out", default=None, metavar="FAMILY",
                     help="train on every character of the other families (once), test on FAMILY")
+    ap.add_argument("--mixed", action="store_true",
+                    help="a folder of several families (some with two characters), tested per family")
     ap.add_argument("--tag", default=None, help="output name (default skin_adapt, or skin_adapt_<family>)")
     return ap.parse_args(argv)
 
@@ -77,12 +86,35 @@ def characters(args) -> list:
     return out
 
 
-def draw(chars, k: int, d: int, within: str | None = None, leave_out: str | None = None):
+def draw_mixed(chars, k: int, d: int):
+    """(folder, test): k // 3 families give two characters, the rest of k one each; the
+    families are drawn with seed d among those of two or more characters (three or more for
+    the pairs, so that one is left to test)."""
+    rng = np.random.default_rng([d, k, 3])
+    members = {}
+    for c in chars:
+        members.setdefault(c["family"], []).append(c)
+    pairs = k // 3
+    big = sorted(f for f, m in members.items() if len(m) >= 3)
+    pair_families = list(rng.choice(big, size=pairs, replace=False)) if pairs else []
+    rest = sorted(f for f, m in members.items() if len(m) >= 2 and f not in pair_families)
+    single_families = list(rng.choice(rest, size=k - 2 * pairs, replace=False))
+    folder = []
+    for fam, n in [(f, 2) for f in pair_families] + [(f, 1) for f in single_families]:
+        folder += [members[fam][i] for i in sorted(rng.choice(len(members[fam]), size=n, replace=False))]
+    taken = {id(c) for c in folder}
+    return folder, [c for c in chars if id(c) not in taken]
+
+
+def draw(chars, k: int, d: int, within: str | None = None, leave_out: str | None = None,
+         mixed: bool = False):
     """(training characters: one of each of k families drawn with seed d, test characters).
     `within`: k characters of that family drawn with seed d; the test is its other members.
     `leave_out`: every character of the other families; the test is that family."""
     if leave_out:
         return [c for c in chars if c["family"] != leave_out], [c for c in chars if c["family"] == leave_out]
+    if mixed:
+        return draw_mixed(chars, k, d)
     rng = np.random.default_rng([d, k])
     if within:
         members = [c for c in chars if c["family"] == within]
@@ -116,7 +148,7 @@ def evaluate(job):
     """Full-pipeline metrics of every method on one test character (in a worker)."""
     name, models, args = job
     from bonesmith.core.skinning import predict_weights, weights_from_features
-    from bonesmith.core.skinning.network import load_model
+    from bonesmith.core.skinning.network import SkinModel, load_model
     rec = load_skin_record(args.data / f"{name}.npz")
     feats = CachedFeatures(RESULTS / "skin_features")
     fs = feats(rec["verts"], rec["faces"], rec["joints"], rec["parents"], rec["tails"])
@@ -132,7 +164,10 @@ def evaluate(job):
         if model is None:
             from bonesmith.core.skinning.network import default_model
             model = default_model()
-        rows[label] = score(rec, weights_from_features(fs, model))
+        rows[label] = score(rec, weights_from_features(fs, model, names=rec["names"]))
+        if args.mixed and model.gate is not None:      # what the gate holds back: the network for every rig
+            ungated = SkinModel(model.params, model.stats, {k: v for k, v in model.config.items() if k != "gate"})
+            rows[label + "_ungated"] = score(rec, weights_from_features(fs, ungated))
     return name, rows
 
 
@@ -140,7 +175,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     family = args.within or args.leave_out
     args.tag = args.tag or (f"skin_adapt_{'within' if args.within else 'without'}_{family}" if family
-                            else "skin_adapt")
+                            else f"skin_adapt_mixed_{args.source.rstrip('_')}" if args.mixed else "skin_adapt")
     chars = characters(args)
     ks = [int(k) for k in args.k.split(",")]
     if args.leave_out:                    # one run: k = every character of the other families
@@ -156,7 +191,7 @@ def main(argv=None) -> int:
         jobs, tests = [], {}
         for k in ks:
             for d in range(args.draws):
-                train, test = draw(chars, k, d, args.within, args.leave_out)
+                train, test = draw(chars, k, d, args.within, args.leave_out, args.mixed)
                 tests[(k, d)] = [c["name"] for c in test]
                 jobs.append((k, d, train, args, workdir))
         runs = {}
@@ -169,6 +204,9 @@ def main(argv=None) -> int:
         eval_jobs = [(n, {f"k{k}_d{d}": runs[(k, d)][0] for (k, d), t in tests.items() if n in t}
                       | {"default": None}, args) for n in names]
         scores = dict(pool.map(evaluate, eval_jobs))
+    if args.mixed:
+        write_mixed(args, chars, tests, runs, scores)
+        return 0
     rows = []
     for (k, d), test in tests.items():
         path, report, seconds = runs[(k, d)]
@@ -182,6 +220,62 @@ def main(argv=None) -> int:
             rows.append(row)
     write(args, rows, ks)
     return 0
+
+
+def write_mixed(args, chars, tests, runs, scores):
+    """Per draw and family: in the folder or not, the default and the trained model's L1
+    and deformation error on the family's test characters, and which model the gate used."""
+    family = {c["name"]: c["family"] for c in chars}
+    rows = []
+    for (k, d), test in tests.items():
+        path, report, seconds = runs[(k, d)]
+        folder = {family[n] for n in report["train"]}
+        for fam in sorted({family[n] for n in test}):
+            names = [n for n in test if family[n] == fam]
+            m = lambda key, metric: float(np.nanmean([scores[n][key][metric] if key in scores[n]  # noqa: E731
+                                                      else np.nan for n in names]))
+            rows.append({"k": k, "draw": d, "family": fam, "in_folder": sum(family[n] == fam for n in report["train"]),
+                         "test_chars": len(names), "default_l1": m("default", "l1"),
+                         "trained_l1": m(f"k{k}_d{d}", "l1"), "ungated_l1": m(f"k{k}_d{d}_ungated", "l1"),
+                         "default_deform": m("default", "deform_mean"),
+                         "trained_deform": m(f"k{k}_d{d}", "deform_mean"),
+                         "unweighted": m(f"k{k}_d{d}", "unweighted"),
+                         "train_seconds": round(seconds, 1), "in": fam in folder})
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / f"{args.tag}.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    table = []
+    for r in sorted(rows, key=lambda r: (r["k"], r["draw"], not r["in"], r["family"])):
+        if r["in"] or r["trained_l1"] != r["default_l1"]:
+            table.append([r["k"], r["draw"], r["family"], r["in_folder"], r["test_chars"], f"{r['default_l1']:.3f}",
+                          f"{r['trained_l1']:.3f}", f"{r['trained_l1'] / r['default_l1']:.3f}",
+                          f"{r['ungated_l1'] / r['default_l1']:.3f}",
+                          f"{r['default_deform']:.3f}", f"{r['trained_deform']:.3f}"])
+    summary = []
+    for k in sorted({r["k"] for r in rows}):
+        for inside in (True, False):
+            rs = [r for r in rows if r["k"] == k and r["in"] == inside]
+            if not rs:
+                continue
+            ratios = [r["trained_l1"] / r["default_l1"] for r in rs]
+            worse = sum(r["trained_deform"] > r["default_deform"] + 1e-9 for r in rs)
+            ungated = [r["ungated_l1"] / r["default_l1"] for r in rs]
+            summary.append([k, "in the folder" if inside else "not in the folder", len(rs),
+                            f"{np.mean(ratios):.3f}", f"{np.max(ratios):.3f}", f"{np.nanmean(ungated):.3f}",
+                            f"{np.nanmax(ungated):.3f}", worse,
+                            f"{np.mean([r['train_seconds'] for r in rs]):.0f}"])
+    text = (f"# Auto Skin trained on a mixed folder of {args.source} ({args.draws} draws per k)\n\n"
+            "Per family: the trained (gated) model's L1 on its characters not in the folder / the default "
+            "model's; *ungated*: the trained network used for every rig (what the gate holds back).\n\n"
+            + markdown_table(["k", "families", "family-draws", "mean trained / default L1", "max",
+                              "ungated mean", "ungated max", "deformation worse", "train s"], summary)
+            + "\n\nFamilies in the folder, and any other whose weights changed:\n\n"
+            + markdown_table(["k", "draw", "family", "in folder", "test chars", "default L1", "trained L1",
+                              "ratio", "ungated ratio", "default deform %", "trained deform %"], table))
+    (args.out / f"{args.tag}.md").write_text(text + "\n")
+    print(text)
 
 
 def write(args, rows, ks):

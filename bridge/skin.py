@@ -58,26 +58,29 @@ def read(meshes, armature, model=None, warning: str = "") -> SkinInput:
     )
 
 
-def predict(vertices, faces, joints, parents, tails, *, model=None,
-            max_influences=DEFAULT_MAX_INFLUENCES, progress=None) -> np.ndarray:
-    """core.skinning.predict_weights, checked: (V, J) finite, rows summing to 1."""
+def predict(vertices, faces, joints, parents, tails, *, model=None, names=None,
+            max_influences=DEFAULT_MAX_INFLUENCES, progress=None):
+    """core.skinning.predict_weights, checked: ((V, J) finite weights, rows summing to 1;
+    a line saying which model weighted them). `names`: the bones' names, by which a model
+    trained on the user's characters knows the rig templates it was trained for."""
     from ..core import skinning  # imported on first use: loads the model's code only then
     if progress is not None:
         progress(0.0, "Computing skin weights")
-    weights = skinning.predict_weights(vertices, faces, joints, parents, tails,
-                                       model=model, max_influences=max_influences)
+    weights, info = skinning.predict_weights(vertices, faces, joints, parents, tails, model=model,
+                                             names=names, max_influences=max_influences, return_info=True)
     weights = np.asarray(weights, dtype=np.float64)
     if weights.shape != (len(vertices), len(joints)) or not np.isfinite(weights).all():
         raise BonesmithError(f"Auto Skin produced unusable weights (shape {weights.shape}); "
                              "please report this with the mesh")
     if progress is not None:
         progress(1.0, "Done")
-    return weights
+    return weights, info["model"]
 
 
-def compute(skin_input: SkinInput, max_influences: int, progress=None) -> np.ndarray:
+def compute(skin_input: SkinInput, max_influences: int, progress=None):
+    """(weights, which model weighted them) for what `read` read."""
     return predict(skin_input.mesh_set.vertices, skin_input.mesh_set.faces, skin_input.joints,
-                   skin_input.parents, skin_input.tails, model=skin_input.model,
+                   skin_input.parents, skin_input.tails, model=skin_input.model, names=skin_input.bone_names,
                    max_influences=max_influences, progress=progress)
 
 

@@ -89,7 +89,7 @@ def rig(meshes, detail: float, naming: str = "bonesmith", markers=None):
 
 def skin(meshes, armature, *, model=None, max_influences: int = 4):
     """Auto Skin `meshes` to `armature` (bridge/skin.py, as the operator does); returns
-    (weights, seconds)."""
+    (weights, seconds, which model weighted them)."""
     import bpy
     from ..bridge import skin as bridge_skin
 
@@ -97,10 +97,10 @@ def skin(meshes, armature, *, model=None, max_influences: int = 4):
         raise BonesmithError(f"Skin model not found: {model}")
     skin_input = bridge_skin.read(meshes, armature, model=model)
     started = time.perf_counter()
-    weights = bridge_skin.compute(skin_input, max_influences)
+    weights, which = bridge_skin.compute(skin_input, max_influences)
     seconds = time.perf_counter() - started
     bridge_skin.apply(bpy.context, skin_input, weights)
-    return weights, seconds
+    return weights, seconds, which
 
 
 # -- outputs -----------------------------------------------------------------------------------

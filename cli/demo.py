@@ -79,7 +79,7 @@ def run(args) -> int:
 
     meshes = [file_import.load_npz(SAMPLE_CHARACTER)]
     skeleton, armature, seconds, n_vertices = common.rig(meshes, args.detail)
-    weights, skin_seconds = common.skin(meshes, armature)
+    weights, skin_seconds, _ = common.skin(meshes, armature)
     poses = _demo_poses(armature)
     fbx_path, png_path = args.out / "demo.fbx", args.out / "demo.png"
     render.render_poses(png_path, meshes, armature, poses)

@@ -91,7 +91,7 @@ def run(args) -> int:
                                  "or --auto-skeleton")
     bpy.context.view_layer.update()
     n_bones = len(deform_bones(armature)[0])
-    weights, seconds = common.skin(meshes, armature, model=args.model, max_influences=args.max_influences)
+    weights, seconds, which = common.skin(meshes, armature, model=args.model, max_influences=args.max_influences)
     if args.auto_skeleton:
         from ..bridge.markers import note_skinned
         note_skinned(armature, args.max_influences)
@@ -99,6 +99,7 @@ def run(args) -> int:
     influences = (weights > 0).sum(axis=1)
     print(f"{args.input.name}: {len(weights)} vertices weighted to {n_bones} bones of "
           f"'{armature.name}' in {seconds:.2f} s")
+    print(f"  model     {which}")
     if skeleton_seconds is not None:
         print(f"  skeleton  {skeleton_seconds:.2f} s (Auto Skeleton)")
     print(f"  influences at most {influences.max()} per vertex, {int((influences == 0).sum())} unweighted")

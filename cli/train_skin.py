@@ -122,9 +122,9 @@ def _training_characters(inputs) -> list:
 def training_report(report: dict) -> str:
     """The end-of-training table: per validation character the heat prior's, the start
     model's and the trained model's L1, then the verdict."""
-    from ..core.skinning.train import summary
-    how = {"folds": f"cross-validation, {report['folds']} folds by family (each character scored by "
-                    "a model that did not train on its family)",
+    from ..core.skinning.train import summary, templates_text
+    how = {"folds": f"cross-validation, {report['folds']} folds (each character scored by a model that "
+                    "trained on the other characters of its rig template, if any)",
            "holdout": f"held-out families: {', '.join(report['val_families']) or 'none'}"}[report["selection"]]
     lines = [f"  start model {report['init']}", f"  validation  {how}",
              f"  {'character':<32} {'coverage':>8} {'prior L1':>9} {'start L1':>9} {'trained L1':>11}"]
@@ -135,4 +135,8 @@ def training_report(report: dict) -> str:
     lines.append(f"  epochs      {report['epochs_run']} run, {report['best_epoch']} chosen; "
                  f"{report['seconds']:.1f} s on {report['device']}{processes} ({report.get('precision', 'fp32')})")
     lines.append(f"  result      {summary(report)}")
+    rigs = templates_text(report)
+    if rigs:
+        lines.append("  rig templates (the trained model weights only the rigs marked 'uses'):")
+        lines += [f"    {line}" for line in rigs]
     return "\n".join(lines)

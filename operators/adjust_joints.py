@@ -143,9 +143,10 @@ def compute(inp: RebuildInput, progress):
                              "run Auto Skeleton again")
     weights = None
     if inp.rest is not None:
-        weights = bridge_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
-                                    skeleton.tails, model=inp.model, max_influences=inp.max_influences,
-                                    progress=lambda f, m="": progress(share + (1 - share) * f, m))
+        weights, _ = bridge_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
+                                         skeleton.tails, model=inp.model, names=skeleton.names,
+                                         max_influences=inp.max_influences,
+                                         progress=lambda f, m="": progress(share + (1 - share) * f, m))
     return skeleton, weights
 
 

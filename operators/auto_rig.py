@@ -46,9 +46,10 @@ def compute(inp: AutoRigInput, detail: float, max_influences: int, progress, nam
     """(skeleton, weights): the skeleton takes the first 70 % of the progress bar."""
     skeleton = bridge_skeleton.compute(inp.rig, detail=detail, naming=naming,
                                        progress=lambda f, m="": progress(0.7 * f, m))
-    weights = bridge_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
-                                skeleton.tails, model=inp.model, max_influences=max_influences,
-                                progress=lambda f, m="": progress(0.7 + 0.3 * f, m))
+    weights, _ = bridge_skin.predict(inp.rest.vertices, inp.rest.faces, skeleton.joints, skeleton.parents,
+                                     skeleton.tails, model=inp.model, names=skeleton.names,
+                                     max_influences=max_influences,
+                                     progress=lambda f, m="": progress(0.7 + 0.3 * f, m))
     return skeleton, weights
 
 

@@ -70,13 +70,14 @@ class BONESMITH_OT_auto_skin(BonesmithOperator, bpy.types.Operator):
         max_influences = self.max_influences
         return lambda progress: bridge_skin.compute(skin_input, max_influences, progress)
 
-    def apply(self, context, skin_input, weights):
+    def apply(self, context, skin_input, result):
+        weights, which = result
         to_object_mode(context)
         _, armature = bridge_skin.apply(context, skin_input, weights)
         bridge_markers.note_skinned(armature, self.max_influences)   # a rebuild of its joints weights again
         meshes = len(skin_input.mesh_names)
         text = (f"Auto Skin: {skin_input.n_vertices} vertices in {meshes} mesh"
                 f"{'es' if meshes > 1 else ''} weighted to {len(skin_input.bone_names)} bones of "
-                f"'{skin_input.armature_name}' ({self.seconds:.1f} s)")
+                f"'{skin_input.armature_name}' by {which} ({self.seconds:.1f} s)")
         self.report_done(text, skin_input.warning)
         return {'FINISHED'}

@@ -56,6 +56,17 @@ def result_text(report: dict) -> str:
     return f"Validation L1 {start:.3f} -> {best:.3f} ({100 * (best / start - 1):+.0f} %)"
 
 
+def rigs_text(report: dict) -> str:
+    """The sidebar's lines about the rig templates of the last training ('|'-separated,
+    each "+ NAME: start -> trained" when the trained model weights that rig, "- ..." when
+    that rig keeps the start model)."""
+    lines = []
+    for t in report.get("templates") or []:
+        mark = "+" if t["use"] else "-"
+        lines.append(f"{mark} {t['label']}: {t['start_l1']:.3f} -> {t['trained_l1']:.3f}")
+    return "|".join(lines)
+
+
 def torch_missing() -> bool:
     """Whether PyTorch is missing from this Python (checked without importing it)."""
     try:
@@ -189,6 +200,7 @@ class BONESMITH_OT_train_skin(BonesmithOperator, bpy.types.Operator):
         settings = getattr(context.scene, "bonesmith", None)
         if settings is not None:
             settings.train_result = result_text(report)
+            settings.train_rigs = rigs_text(report)
         if report["kept_start"]:
             self._cleanup()
             self.report({'INFO'}, f"Train Skin: {summary(report)}; the active skin model is unchanged")

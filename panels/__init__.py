@@ -21,6 +21,9 @@ class BonesmithSettings(bpy.types.PropertyGroup):
     train_model_name: options.TRAINED_MODEL_NAME
     train_result: StringProperty(name="Last Training", default="",
                                  description="Validation L1 of the start model and of the trained one")
+    train_rigs: StringProperty(name="Rigs Learned", default="",
+                               description="Per rig template of the last training: whether the trained "
+                                           "model will weight it (lines separated by '|')")
 
 
 def selection_hint(context):
@@ -95,6 +98,9 @@ class BONESMITH_PT_train(FoldedPanel, bpy.types.Panel):
         op.model_name = settings.train_model_name
         if settings.train_result:
             col.label(text=settings.train_result, icon='INFO')
+        for line in filter(None, settings.train_rigs.split("|")):
+            used, _, text = line.partition(" ")
+            col.label(text=text, icon='CHECKMARK' if used == "+" else 'REMOVE')
 
 
 def draw_joints(box, context):

@@ -222,6 +222,15 @@ def test_train_skin_learns_a_style_and_the_preference_picks_it(bridge, humanoid_
     select([a, armature], armature)
     assert auto_skin.read_input(bpy.context).model == str(model)
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    # ... for the rig it learned (one template: both armatures have the same bones), which
+    # the sidebar lists, and Auto Skin's report names
+    assert bpy.context.scene.bonesmith.train_rigs.startswith("+ ") and "|" not in bpy.context.scene.bonesmith.train_rigs
+    _, which = ext_module("bridge.skin").compute(auto_skin.read_input(bpy.context), 4)
+    assert which.startswith("the trained model (rig template")
+    for bone in armature.data.bones:                 # another rig: the model it was trained from
+        bone.name = f"other_{bone.name}"
+    _, which = ext_module("bridge.skin").compute(auto_skin.read_input(bpy.context), 4)
+    assert which.startswith("the shipped default model (the armature matches none"), which
     # ... until the shipped default is picked again
     prefs.skin_model = "DEFAULT"
     assert prefs.active_skin_model == "" and auto_skin.read_input(bpy.context).model is None

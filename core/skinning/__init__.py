@@ -56,7 +56,7 @@ def _resolve_model(model, front_known: bool = True):
 
 
 def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
-                    max_influences: int = 4, *, heat_options: HeatOptions | None = None,
+                    max_influences: int = 4, *, names=None, heat_options: HeatOptions | None = None,
                     return_info: bool = False):
     """Skin weights of a mesh for an armature.
 
@@ -68,6 +68,10 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
     facing), else the heat prior;
     "prior" = the heat prior alone; a path = a model file (network.load_model);
     or an object with `.predict(FeatureSet) -> (n, 5)` candidate probabilities.
+    names: the J bone names (optional). A model trained on a user's characters is used
+    only for armatures of the rig templates it learned (network.SkinModel.for_rig:
+    compared by bone names and hierarchy, by hierarchy alone without `names`); any other
+    armature gets the model it was trained from. `info["model"]` says which weighted it.
 
     Returns (V, J) float64: every row sums to 1 with at most `max_influences` non-zero
     entries; every vertex is weighted (loose vertices take their nearest surface
@@ -82,8 +86,9 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
         raise ValueError("max_influences must be at least 1")
     mesh, bones = prepare(vertices, faces, joints, parents, tails, undo_subdivision=True)
     work = dense_proxy(mesh)                 # big meshes: weighted on a decimated copy
-    net = _resolve_model(model, front_known=mesh.front_from_armature)
-    info = {"proxy_vertices": work.n if work is not mesh else None, "subdivisions_undone": mesh.subdivisions,
+    net, which = _for_rig(_resolve_model(model, front_known=mesh.front_from_armature), names, parents,
+                          _model_name(model))
+    info = {"model": which, "proxy_vertices": work.n if work is not mesh else None, "subdivisions_undone": mesh.subdivisions,
             "front_from_armature": mesh.front_from_armature}
     if net is None:
         res = bone_heat(work, bones, heat_options)
@@ -104,12 +109,31 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
     return (W, info) if return_info else W
 
 
-def weights_from_features(fs: FeatureSet, model, max_influences: int = 4) -> np.ndarray:
+def weights_from_features(fs: FeatureSet, model, max_influences: int = 4, names=None) -> np.ndarray:
     """A model's (V, J) weights from a character's features (`vertex_features`): its
     candidate probabilities scattered to the bones, pruned and mapped back to the input
     vertices, exactly as predict_weights does (features can be computed once and reused
-    for several models)."""
+    for several models; a gated model picks its network for the armature as there)."""
+    model, _ = _for_rig(model, names, fs.bones.parents)
     return _welded_weights(fs, model, max_influences)[fs.vmap]
+
+
+def _for_rig(net, names, parents, name: str = "the given model"):
+    """(the model that weights this armature, a line saying which): a gated model's choice
+    (network.SkinModel.for_rig); None is the heat prior."""
+    if net is None:
+        return None, "the heat prior"
+    chosen, why = net.for_rig(names, parents) if hasattr(net, "for_rig") else (net, None)
+    return chosen, why or name
+
+
+def _model_name(model) -> str:
+    """How the report names the `model` argument of predict_weights."""
+    if model is None:
+        return "the shipped default model"
+    if isinstance(model, (str, Path)):
+        return f"the skin model {Path(model).name}"
+    return "the given model"
 
 
 IDENTITY = (1.0, 1.0, 1.0)

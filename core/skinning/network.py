@@ -23,8 +23,14 @@ bones) are masked out of the max-pool and the softmax.
 A model may also carry a surface-smoothing step (`smooth_weights`) applied to the
 scattered (V,J) weights before pruning; its strength is part of the model's config.
 
+A model trained on a user's characters may carry a gate (docs/auto_skin.md#house-style): the
+rig templates it learned (templates.py) and, per template, whether its trained network is
+used for it; every other armature gets what the model it was trained from (`fallback`)
+gives it.
+
 `SkinModel.save/load` use a single `.npz`: `param/<name>` arrays, `stats/<name>` feature
-normalisation, and `config` (JSON text: version, sizes, feature layout, smoothing).
+normalisation, `config` (JSON text: version, sizes, feature layout, smoothing, gate), and
+a gated model's fallback model the same way under `fallback/`.
 `core/skinning/torch_net.py` holds the torch twin of `forward`, `train.py` trains it.
 """
 from __future__ import annotations
@@ -46,7 +52,7 @@ __all__ = ["K", "VERSION", "SkinModel", "candidate_mask", "candidate_inputs", "f
            "init_params", "smooth_weights", "surface_adjacency",
            "load_model", "default_model", "DEFAULT_MODEL_PATH", "ANY_FRONT_MODEL_PATH"]
 
-VERSION = 1
+VERSION = 2                # 2: the gate (version 1 files read as ungated models)
 PRIOR_EPS = 1e-4           # log(prior + eps): keeps zero-prior candidates reachable
 MASKED = -1e9              # logit of a masked candidate
 PARAM_NAMES = ("W1a", "b1a", "W1b", "b1b", "W2a", "b2a", "W2b", "b2b", "alpha")
@@ -203,9 +209,12 @@ class SkinModel:
     params: dict
     stats: dict                       # shared_mean, shared_std, cand_mean, cand_std (float32)
     config: dict = field(default_factory=dict)
+    fallback: "SkinModel | None" = None   # gated models: the model it was trained from
 
     # config keys: version, n_shared, n_cand, hidden, embed, hidden2, n_features,
-    # layout {shared_columns, candidate_columns}, smooth {iterations, strength}, info {...}
+    # layout {shared_columns, candidate_columns}, smooth {iterations, strength}, info {...},
+    # gate {templates: [{label, by_index, bones, pairs, members, use, start_l1, trained_l1}],
+    #       fallback_name} (gated models only)
 
     @classmethod
     def untrained(cls, n_features: int, layout: dict | None = None, *, hidden: int = 32,
@@ -264,32 +273,72 @@ class SkinModel:
             probs = np.divide(probs, total, out=np.zeros_like(probs), where=total > 0)
         return probs
 
+    # -- the gate --
+    @property
+    def gate(self) -> dict | None:
+        return self.config.get("gate") if self.fallback is not None else None
+
+    def for_rig(self, names, parents):
+        """(the model to weight this armature with, a line saying which and why; None
+        without a gate). Without a gate: this model. With one: this model for an armature
+        of a template it was validated on and kept for; for any other, what the model it
+        was trained from (`fallback`, itself perhaps gated) gives it."""
+        gate = self.gate
+        if gate is None:
+            return self, None
+        from . import templates
+        found, score = templates.match(gate["templates"], names, parents)
+        if found is not None and gate["templates"][found].get("use"):
+            return self, f"the trained model (rig template '{gate['templates'][found]['label']}')"
+        why = (f"the armature matches none of the rig templates it was trained on (best {score:.2f})"
+               if found is None else
+               f"training did not improve the rig template '{gate['templates'][found]['label']}'")
+        model, inner = self.fallback.for_rig(names, parents)
+        return model, f"{inner or gate.get('fallback_name', 'the start model')} ({why})"
+
     # -- files --
     def save(self, path) -> Path:
         """Write the model to `path` (.npz), atomically (a failed write keeps the old file)."""
-        arrays = {f"param/{k}": np.asarray(v, dtype=np.float32) for k, v in self.params.items()}
-        arrays.update({f"stats/{k}": np.asarray(v, dtype=np.float32) for k, v in self.stats.items()})
-        config = dict(self.config, version=VERSION)
-        arrays["config"] = np.array(json.dumps(config, sort_keys=True))
+        arrays = self._arrays("")
         return save_atomic(lambda partial: np.savez_compressed(partial, **arrays), path)
+
+    def _arrays(self, prefix: str) -> dict:
+        """This model's arrays under `prefix`; a gated model's fallback under prefix + "fallback/"."""
+        arrays = {f"{prefix}param/{k}": np.asarray(v, dtype=np.float32) for k, v in self.params.items()}
+        arrays.update({f"{prefix}stats/{k}": np.asarray(v, dtype=np.float32) for k, v in self.stats.items()})
+        config = dict(self.config, version=VERSION if self.gate is not None else 1)  # older readers read ungated
+        arrays[f"{prefix}config"] = np.array(json.dumps(config, sort_keys=True))
+        if self.gate is not None:
+            arrays.update(self.fallback._arrays(prefix + "fallback/"))
+        return arrays
 
     @classmethod
     def load(cls, path) -> "SkinModel":
         path = Path(path)
         try:
             with np.load(path, allow_pickle=False) as d:
-                config = json.loads(str(d["config"]))
-                params = {k[6:]: d[k].astype(np.float32) for k in d.files if k.startswith("param/")}
-                stats = {k[6:]: d[k].astype(np.float32) for k in d.files if k.startswith("stats/")}
+                return cls._from_arrays(d, "", path.name)
         except (*UNREADABLE_NPZ, KeyError) as error:
             raise BonesmithError(f"Could not read the skin model {path.name}: {error}") from None
+
+    @classmethod
+    def _from_arrays(cls, d, prefix: str, file_name: str) -> "SkinModel":
+        config = json.loads(str(d[f"{prefix}config"]))
+        part = lambda group: {k[len(prefix) + len(group):]: d[k].astype(np.float32)  # noqa: E731
+                              for k in d.files if k.startswith(prefix + group) and "/" not in k[len(prefix + group):]}
+        params, stats = part("param/"), part("stats/")
         if int(config.get("version", 0)) > VERSION:
-            raise BonesmithError(f"{path.name} is a skin model of version {config['version']}; "
+            raise BonesmithError(f"{file_name} is a skin model of version {config['version']}; "
                                  f"this Bonesmith reads up to version {VERSION}: update Bonesmith")
         missing = [k for k in PARAM_NAMES if k not in params]
         if missing:
-            raise BonesmithError(f"{path.name} is not a Bonesmith skin model (no {missing[0]})")
-        return cls(params, stats, config)
+            raise BonesmithError(f"{file_name} is not a Bonesmith skin model (no {missing[0]})")
+        fallback = None
+        if "gate" in config:
+            if f"{prefix}fallback/config" not in d.files:
+                raise BonesmithError(f"{file_name} is a damaged skin model (its gate has no start model)")
+            fallback = cls._from_arrays(d, prefix + "fallback/", file_name)
+        return cls(params, stats, config, fallback)
 
     @property
     def n_parameters(self) -> int:

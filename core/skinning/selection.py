@@ -2,11 +2,17 @@
 """Model selection for Auto Skin training (docs/auto_skin.md#training): which epoch's
 network is kept, run by train.py's training loop (`run`: its _Runner).
 
-- "folds" (up to FOLDS_MAX_GROUPS families): cross-validation by family. Each fold
-  trains from the start model on the other folds for `epochs` epochs and records every
-  held-out character's L1 after every epoch; the epoch count with the lowest mean
-  held-out L1 is then trained on all characters. Epoch 0 is the start model itself, so
-  a run that does not help hands back the start model and says so.
+- "folds" (up to FOLDS_MAX_GROUPS rig templates): cross-validation by character, each rig
+  template's characters dealt to different folds, so a held-out character of a template
+  with two or more characters is judged with its siblings in training (within the
+  family), and one whose template has no other character is judged across families.
+  Each fold trains from the start model on the other folds for `epochs` epochs and
+  records every held-out character's L1 after every epoch. Then the gate
+  (docs/auto_skin.md#house-style): per epoch count, each template of two or more
+  characters, and the single-character templates together, is kept for the trained
+  network when its characters' gains are clear (clear_gain); the epoch count with the
+  largest total gain over the kept templates is trained on all characters. Epoch 0 is the
+  start model itself, so a run that helps no template hands back the start model.
 - "holdout" (more families, or `val_families` given): a share of the families is held
   out, early stopping after `patience` epochs without a better validation L1 (never
   before `min_epochs`), the best epoch kept; epoch 0 again is the start model. The
@@ -35,7 +41,7 @@ def select_holdout(run, train_p, val_p, start_params, resume_state, epochs, pati
     stopped_early); epoch 0 is the start model."""
     s = run.s
     net, opt = run.network(start_params)
-    start_l1 = [l1 for _, l1 in run.scores(start_params, val_p)]
+    start_l1 = [l1 for _, l1 in run.start_scores(val_p)]
     history, best = [], {"l1": float(np.mean(start_l1)) if val_p else math.inf, "epoch": 0,
                          "params": start_params}
     first, bad, since_decay = 1, 0, 0
@@ -92,18 +98,6 @@ def _tensors_of(torch, params: dict) -> dict:
     return {k: torch.from_numpy(np.asarray(v)) for k, v in params.items()}
 
 
-def _group_key(preps):
-    """Characters are grouped by family; when all share one family, each is its own group."""
-    if len({p["family"] for p in preps}) >= 2:
-        return lambda i, p: p["family"]
-    return lambda i, p: f"{i}:{p['name']}"
-
-
-def group_count(preps) -> int:
-    key = _group_key(preps)
-    return len({key(i, p) for i, p in enumerate(preps)})
-
-
 def clear_gain(gains) -> bool:
     """Whether per-character validation gains (start L1 - trained L1) show a real
     improvement: a mean above IMPROVEMENT and above SIGNIFICANCE standard errors. The best
@@ -119,20 +113,52 @@ def clear_gain(gains) -> bool:
 
 
 def fold_groups(preps, n_folds: int, seed: int) -> list:
-    """Fold index per character: whole families to one fold (characters when there is only
-    one family), families shuffled with `seed` and dealt round-robin."""
-    key = _group_key(preps)
-    keys = [key(i, p) for i, p in enumerate(preps)]
-    groups = sorted(set(keys))
-    order = np.random.default_rng([seed, 7]).permutation(len(groups))
-    fold = {groups[g]: i % n_folds for i, g in enumerate(order)}
-    return [fold[k] for k in keys]
+    """Fold index per character: each rig template's characters (shuffled with `seed`)
+    dealt round-robin, one template after the other, so a template's characters land in
+    different folds and the folds stay even."""
+    rng = np.random.default_rng([seed, 7])
+    by_template = {}
+    for i, p in enumerate(preps):
+        by_template.setdefault(p.get("template", i), []).append(i)
+    fold, k = [0] * len(preps), 0
+    for t in sorted(by_template, key=lambda t: (-len(by_template[t]), t)):
+        for i in rng.permutation(by_template[t]):
+            fold[int(i)], k = k % n_folds, k + 1
+    return fold
+
+
+def gate_groups(preps) -> dict:
+    """{group: character indices}: each rig template of two or more characters is a group,
+    the single-character templates together are one (judged across families)."""
+    by_template = {}
+    for i, p in enumerate(preps):
+        by_template.setdefault(p.get("template", i), []).append(i)
+    groups = {t: idx for t, idx in by_template.items() if len(idx) >= 2}
+    singles = [idx[0] for idx in by_template.values() if len(idx) == 1]
+    if singles:
+        groups["single"] = singles
+    return groups
+
+
+def choose_gate(table, groups) -> tuple:
+    """(epoch count, {group: kept}) from the held-out L1 table (characters x epochs, column
+    0 the start model): the epoch count with the largest total gain over the groups whose
+    gains are clear there."""
+    best, best_total, best_kept = 0, 0.0, {g: False for g in groups}
+    for e in range(1, table.shape[1]):
+        gains = table[:, 0] - table[:, e]
+        kept = {g: clear_gain(gains[idx]) for g, idx in groups.items()}
+        total = sum(float(gains[idx].sum()) for g, idx in groups.items() if kept[g])
+        if total > best_total:
+            best, best_total, best_kept = e, total, kept
+    return best, best_kept
 
 
 def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
-    """Cross-validation over epoch counts, then the chosen count trained on everything.
-    Returns (params, best epoch, history, curves, mean curve): curves[i] is character i's
-    held-out L1 after epochs 0..epochs of the fold that left it out."""
+    """Cross-validation over epoch counts and the gate, then the chosen count trained on
+    everything. Returns (params, best epoch, history, curves, mean curve, kept): curves[i]
+    is character i's held-out L1 after epochs 0..epochs of the fold that left it out,
+    kept[i] whether character i's rig template is kept for the trained network."""
     s = run.s
     fold = fold_groups(preps, n_folds, s["seed"])
     phase, first, curves, history = 0, 1, [None] * len(preps), []
@@ -150,7 +176,7 @@ def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
             opt.load_state_dict(resume_state["opt"])
         else:
             first = 1
-            for i, (_, l1) in zip(held, run.scores(start_params, val_p)):
+            for i, (_, l1) in zip(held, run.start_scores(val_p)):
                 curves[i] = [l1]
         for epoch in range(first, epochs + 1):
             loss = run.epoch(net, opt, train_p, [s["seed"], f, epoch],
@@ -165,9 +191,8 @@ def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
         resume_state = None
     table = np.array(curves)
     mean_curve = table.mean(axis=0)
-    best = int(np.argmin(mean_curve))
-    if not clear_gain(table[:, 0] - table[:, best]):
-        best = 0
+    groups = gate_groups(preps)
+    best, kept = choose_gate(table, groups)
     net, opt = run.network(start_params)
     first = 1
     if phase == n_folds and resume_state is not None:
@@ -186,7 +211,11 @@ def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
                     "train_loss": loss, "val_loss": float("nan"), "val_l1": float(mean_curve[epoch]),
                     "best_l1": float(mean_curve[best]), "best_epoch": best, "phase": "all characters"})
     params = net.numpy_params() if best > 0 else start_params
-    return params, best, history, curves, mean_curve
+    kept_for = [False] * len(preps)
+    for g, idx in groups.items():
+        for i in idx:
+            kept_for[i] = bool(kept[g])
+    return params, best, history, curves, mean_curve, kept_for
 
 
 def choose_smoothing(model, val_p, iterations, group, strength: float = 0.5) -> dict:

@@ -12,8 +12,9 @@ for a fresh one, which returns the heat prior until trained). Loss: cross entrop
 the predicted distribution over each vertex's 5 candidate bones and the artist's weights
 restricted to those candidates and renormalised, plus `l1_weight` x their L1 distance.
 
-Model selection (which epoch is kept: cross-validation by family or a held-out share) is
-in selection.py, the torch network in torch_net.py; the command line's text progress bar
+Model selection (which epoch is kept and for which rig templates: cross-validation by
+character within templates, or a held-out share of families) is in selection.py, the rig
+templates in templates.py, the torch network in torch_net.py; the command line's text progress bar
 is cli/text_progress.py.
 
 A checkpoint (`<out>.ckpt`) is written after every epoch; `resume=True` continues from it
@@ -35,8 +36,9 @@ from ..errors import BonesmithError, Cancelled
 from ..safe_write import save_atomic
 from .distributed import Group, group_from_environment, owners
 from .network import SkinModel, candidate_mask, forward, load_model
-from .selection import (FOLDS, FOLDS_MAX_GROUPS, IMPROVEMENT, MIN_EPOCHS, choose_smoothing, group_count,
+from .selection import (FOLDS, FOLDS_MAX_GROUPS, IMPROVEMENT, MIN_EPOCHS, choose_smoothing,
                         select_folds, select_holdout)
+from . import templates
 from .torch_net import TorchSkinNet, _torch
 from .training_data import (check_characters, coverage, cross_entropy, candidate_l1, family,
                             load_record, load_records, prepare_character, split_by_family)
@@ -51,22 +53,25 @@ STD_FLOOR = 1e-3            # feature normalisation: std below this counts as th
 
 def start_model(init):
     """The model training starts from: None (a fresh one, made once the features are
-    known), "default" (the shipped model), a path, or a SkinModel."""
-    if init is None or isinstance(init, SkinModel):
-        return init
+    known), "default" (the shipped model), a path, or a SkinModel. A gated model (one
+    trained for some rig templates) is the start as a whole: training starts from its
+    network, and each character is judged against what the gated model gives it."""
+    if init is None:
+        return None
     if isinstance(init, str) and init == "default":
         from .network import default_model
         model = default_model()
         if model is None:
             raise BonesmithError("No shipped skin model to start from: train with init=None (--init none)")
-        return model
-    return load_model(init)
+    else:
+        model = init if isinstance(init, SkinModel) else load_model(init)
+    return model
 
 
 def _copy(model: SkinModel) -> SkinModel:
+    config = {k: v for k, v in json.loads(json.dumps(model.config)).items() if k != "gate"}
     return SkinModel({k: np.array(v, np.float32) for k, v in model.params.items()},
-                     {k: np.array(v, np.float32) for k, v in model.stats.items()},
-                     json.loads(json.dumps(model.config)))
+                     {k: np.array(v, np.float32) for k, v in model.stats.items()}, config)
 
 
 def _check_start(model: SkinModel, prep) -> None:
@@ -203,6 +208,17 @@ class _Runner:
         merged = self.group.gather(local)
         return [merged[i] for i in range(len(preps))]
 
+    def start_scores(self, preps):
+        """(cross entropy, candidate L1) per character of what the start model gives it
+        (a gated start model: its network or its fallback, by the character's rig)."""
+        local = {}
+        for i, p in enumerate(preps):
+            if self.group.owns(p):
+                probs = p["start_model"].predict(p["features"])
+                local[i] = (cross_entropy(probs, p), candidate_l1(probs, p))
+        merged = self.group.gather(local)
+        return [merged[i] for i in range(len(preps))]
+
     def save(self, **state):
         if not self.group.is_main:
             return
@@ -234,13 +250,17 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
     """Train Auto Skin's network on `characters` and write the chosen model to `out_path`.
 
     characters: dicts with vertices (V,3), faces (F,3), joints (J,3), parents (J,),
-    tails (J,3) or None, weights (V,J) and family (str; variants of one body share it);
-    two or more. init: the model to start from (None: a fresh one, which returns the heat
+    tails (J,3) or None, weights (V,J), names (J bone names; optional: without them rig
+    templates compare the hierarchy only) and family (str; variants of one body share
+    it); two or more. init: the model to start from (None: a fresh one, which returns the heat
     prior; "default": the shipped model; a path or a SkinModel); hidden/embed/hidden2
     only size a fresh one. selection: "folds", "holdout" or "auto" (folds up to
-    FOLDS_MAX_GROUPS families; `val_families` given means holdout); see the module doc.
-    The written model is never worse on validation than the start model: when training
-    does not improve it, the start model is written and `report["kept_start"]` is True.
+    FOLDS_MAX_GROUPS rig templates; `val_families` given means holdout); see the module
+    doc and selection.py. Folds write a gated model: its trained network for the rig
+    templates on which cross-validation showed a clear gain, the start model for every
+    other armature (`report["templates"]`). The written model is never worse on
+    validation than the start model: when training improves no template, the start model
+    is written and `report["kept_start"]` is True.
     `validation`: more characters that are only evaluated. `progress(info)` is called
     with dicts (stage = features / step / epoch / done); returning False cancels: the
     checkpoint stays for `resume`, `out_path` is left as it was, and Cancelled is raised.
@@ -268,7 +288,7 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
                              f"it did not train on); got {len(characters)}")
     check_characters(characters + extra)
     start = start_model(init)
-    n_groups = len({family(c) for c in characters})
+    n_groups = len(templates.group(characters)[1])
     mode = selection if selection != "auto" else (
         "holdout" if val_families is not None or n_groups > FOLDS_MAX_GROUPS else "folds")
     if mode not in ("folds", "holdout"):
@@ -354,6 +374,9 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     train_p = preps[:len(train_chars)]
     val_p = preps[len(train_chars):len(train_chars) + len(val_chars)]
     extra_p = preps[len(train_chars) + len(val_chars):]
+    template_of, rig_templates = templates.group(train_chars)
+    for p, t in zip(train_p, template_of):
+        p["template"] = t
     first_mine = next(p for p in train_p if group.owns(p))
     n_features = int(np.asarray(first_mine["features"].x).shape[1])
 
@@ -368,7 +391,11 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
         init_name = ("the shipped default model" if isinstance(init, str) and init == "default"
                      else str(init) if isinstance(init, (str, Path)) else "the given model")
     start_params = {k: np.array(v, np.float32) for k, v in model.params.items()}
-    n_folds = max(2, min(int(o["folds"]), group_count(train_p))) if mode == "folds" else 0
+    start_whole = start if start is not None else SkinModel(start_params, model.stats, json.loads(json.dumps(
+        model.config)))
+    for p, ch in zip(preps, [*train_chars, *val_chars, *extra]):   # what the start model gives each
+        p["start_model"] = start_whole.for_rig(ch.get("names"), ch["parents"])[0]
+    n_folds = max(2, min(int(o["folds"]), len(train_p))) if mode == "folds" else 0
     trainable = o["trainable"]
     settings = dict(epochs=o["epochs"], lr=o["lr"], batch_characters=o["batch_characters"], seed=o["seed"],
                     selection=mode, folds=n_folds, patience=o["patience"], min_epochs=o["min_epochs"],
@@ -389,13 +416,13 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     if o["threads"] and dev.type == "cpu":
         torch.set_num_threads(int(o["threads"]))
     torch.use_deterministic_algorithms(True, warn_only=True)
-    curves, mean_curve, stopped_early = [], None, False
+    curves, mean_curve, stopped_early, kept_for = [], None, False, None
     try:
         if mode == "holdout":
             params, best_epoch, history, stopped_early = select_holdout(
                 run, train_p, val_p, start_params, resume_state, o["epochs"], o["patience"], o["min_epochs"])
         else:
-            params, best_epoch, history, curves, mean_curve = select_folds(
+            params, best_epoch, history, curves, mean_curve, kept_for = select_folds(
                 run, train_p, start_params, resume_state, o["epochs"], n_folds)
     finally:
         torch.use_deterministic_algorithms(det_before)
@@ -403,17 +430,27 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
 
     kept_start = best_epoch == 0
     model.params = params
+    if kept_start and start is not None:      # the start model as it was (a gated one with its gate)
+        model.config.update({k: v for k, v in start.config.items() if k == "gate"})
+        model.fallback = start.fallback
     smooth_table = {}
     if mode == "holdout" and not kept_start:
         smooth_table = choose_smoothing(model, val_p, o["smoothing"], group)
         if smooth_table:
             model.config["smooth"] = {"iterations": int(min(smooth_table, key=smooth_table.get)), "strength": 0.5}
 
-    start_copy = SkinModel(start_params, model.stats, json.loads(json.dumps(model.config)))
     if mode == "holdout":
-        rows = _rows(model, val_p, group, start_copy)
+        rows = _rows(model, val_p, group)
+        template_rows = None
     else:
-        rows = _rows(model, train_p, group, start_copy, [c[best_epoch] for c in curves])
+        rows = _rows(model, train_p, group, [c[best_epoch] for c in curves])
+        template_rows = _template_rows(rig_templates, template_of, rows, kept_for, kept_start)
+        for row, t in zip(rows, template_of):     # what the gated model gives each character
+            if not template_rows[t]["use"]:
+                row["network_l1"], row["l1"] = row["l1"], row["start_l1"]
+        if not kept_start:
+            model.fallback = start_whole
+            model.config["gate"] = {"templates": template_rows, "fallback_name": init_name}
     mean = lambda key: float(np.mean([r[key] for r in rows])) if rows else None  # noqa: E731
     report = {
         "out": str(out_path), "date": date.today().isoformat(), "device": str(dev),
@@ -430,7 +467,8 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
         "val_families": sorted({p["family"] for p in val_p}),
         "smoothing_val_l1": {str(k): v for k, v in smooth_table.items()},
         "val_characters": rows,
-        "extra_characters": _rows(model, extra_p, group, start_copy),
+        "templates": [{k: v for k, v in t.items() if k != "pairs"} for t in template_rows or []],
+        "extra_characters": _rows(model, extra_p, group),
         "seconds": round(time.perf_counter() - started, 1), "feature_seconds": round(feature_seconds, 2),
     }
     model.config["info"] = {**model.config.get("info", {}),
@@ -450,6 +488,28 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     return report
 
 
+def _template_rows(rig_templates, template_of, rows, kept_for, kept_start) -> list:
+    """Per rig template: its members, their mean held-out L1 with the start model and with
+    the trained one, and whether the trained network is used for it."""
+    out = []
+    for t, tmpl in enumerate(rig_templates):
+        idx = [i for i, k in enumerate(template_of) if k == t]
+        mean = lambda key: float(np.nanmean([rows[i][key] for i in idx]))  # noqa: E731
+        out.append({**{k: v for k, v in tmpl.items()}, "start_l1": mean("start_l1"),
+                    "trained_l1": mean("l1"), "use": bool(not kept_start and kept_for[idx[0]]),
+                    "validated": "within the template" if len(idx) >= 2 else "across templates"})
+    return out
+
+
+def templates_text(report: dict) -> list:
+    """One line per rig template of a folds run: start -> trained L1, used or not."""
+    lines = []
+    for t in report.get("templates") or []:
+        use = "uses the trained model" if t["use"] else "keeps the start model"
+        lines.append(f"{t['label']}: L1 {t['start_l1']:.4f} -> {t['trained_l1']:.4f} ({t['validated']}), {use}")
+    return lines
+
+
 def summary(report: dict) -> str:
     """One line for the user: what training did on validation."""
     b, s, p = report["best_val_l1"], report["start_val_l1"], report["prior_val_l1"]
@@ -460,14 +520,21 @@ def summary(report: dict) -> str:
         return (f"training did not clearly improve the start model on {how} validation (L1 {s:.4f}; heat "
                 f"prior {p:.4f}): kept the start model")
     better, total = report.get("improved_characters", (None, None))
-    return (f"{how} validation L1 {s:.4f} -> {b:.4f} (start model -> trained, {100 * (b / s - 1):+.1f} %, "
+    line = (f"{how} validation L1 {s:.4f} -> {b:.4f} (start model -> trained, {100 * (b / s - 1):+.1f} %, "
             f"better on {better} of {total} characters; heat prior {p:.4f}), {report['best_epoch']} epochs")
+    rigs = report.get("templates") or []
+    if rigs:
+        used = [t["label"] for t in rigs if t["use"]]
+        line += (f"; used for {len(used)} of {len(rigs)} rig templates ({', '.join(used)}), the start model "
+                 "for any other armature")
+    return line
 
 
-def _rows(model, preps, group, start=None, trained_l1=None) -> list:
-    """Per character: L1 (and cross entropy) of the trained model (or `trained_l1[name]`,
-    the out-of-fold figures, aligned with `preps`), of the start model and of the heat prior;
-    the candidates' coverage. Each process scores its own characters."""
+def _rows(model, preps, group, trained_l1=None) -> list:
+    """Per character: L1 (and cross entropy) of the trained network (or `trained_l1[name]`,
+    the out-of-fold figures, aligned with `preps`), of what the start model gives it
+    (prep["start_model"]) and of the heat prior; the candidates' coverage. Each process
+    scores its own characters."""
     local = {}
     for i, p in enumerate(preps):
         if not group.owns(p):
@@ -479,8 +546,8 @@ def _rows(model, preps, group, start=None, trained_l1=None) -> list:
         row = {"name": p["name"], "family": p["family"], "coverage": coverage(p),
                "l1": candidate_l1(probs, p), "prior_l1": candidate_l1(prior, p),
                "ce": cross_entropy(probs, p), "prior_ce": cross_entropy(prior, p)}
-        if start is not None:
-            row["start_l1"] = candidate_l1(start.predict(fs), p)
+        if "start_model" in p:
+            row["start_l1"] = candidate_l1(p["start_model"].predict(fs), p)
         if trained_l1 is not None:
             row["l1"] = float(trained_l1[i])
         local[i] = row

@@ -4,8 +4,8 @@ rigged characters as dicts, their checks, the family split, features and targets
 candidate-space metrics training watches.
 
 A character is a dict: name, vertices (V,3), faces (F,3), joints (J,3), parents (J,),
-tails (J,3) or None, weights (V,J), unweighted (V,) bool, family (variants of one body
-share it).
+tails (J,3) or None, names (J bone names) or None, weights (V,J), unweighted (V,) bool,
+family (variants of one body share it).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def load_record(path, *, poses: bool = False) -> dict:
     """A Bonesmith .npz record as a training dict. `poses=True` adds pose_A and
     pose_verts (for the deformation error) when the record has them."""
     path = Path(path)
-    optional = ("joint_tails", "unweighted", "family") + (("pose_A", "pose_verts") if poses else ())
+    optional = ("joint_tails", "joint_names", "unweighted", "family") + (("pose_A", "pose_verts") if poses else ())
     d = records.read(path, records.RIG, optional, needed_for="a rigged-character record")
     joints = d["joints"].astype(np.float64)
     weights = d["weights"].astype(np.float64)
@@ -42,6 +42,7 @@ def load_record(path, *, poses: bool = False) -> dict:
         "joints": joints,
         "parents": d["parents"].astype(np.int64),
         "tails": d["joint_tails"].astype(np.float64) if "joint_tails" in d else None,
+        "names": [str(n) for n in d["joint_names"]] if "joint_names" in d else None,
         "weights": weights,
         "unweighted": d["unweighted"].astype(bool) if "unweighted" in d else weights.sum(axis=1) <= 1e-12,
         "family": str(d["family"]) if "family" in d else path.stem,
