@@ -179,9 +179,13 @@ def _facing_free(net) -> bool:
 
 
 def _mean_prediction(fs: FeatureSet, model, symmetries) -> np.ndarray:
-    """(n, K) weighted mean of model.predict over the moved copies of the features."""
-    return sum(w * np.asarray(model.predict(fs if all(x > 0 for x in m) else mirrored(fs, m)), dtype=np.float64)
-               for w, m in symmetries)
+    """(n, K) weighted mean of model.predict over the moved copies of the features (a
+    SkinModel normalises the inputs once for all of them: SkinModel.predict_moved)."""
+    if hasattr(model, "predict_moved"):
+        probs = model.predict_moved(fs, [m for _, m in symmetries])
+    else:
+        probs = [model.predict(fs if all(x > 0 for x in m) else mirrored(fs, m)) for _, m in symmetries]
+    return sum(w * np.asarray(p, dtype=np.float64) for (w, _), p in zip(symmetries, probs))
 
 
 def _welded_weights(fs: FeatureSet, model, max_influences: int, symmetries=((1.0, IDENTITY),)) -> np.ndarray:

@@ -250,10 +250,14 @@ def mirrored(fs: FeatureSet, signs) -> FeatureSet:
     cosines do not change). What the network sees of the moved character, without
     computing it again (docs/auto_skin.md#frame-invariance)."""
     x = fs.x.copy()
-    for axis, s in enumerate(signs):
-        if s < 0:
-            x[:, _vector_columns(axis)] *= -1
+    x[:, flipped_columns(signs)] *= -1
     return replace(fs, x=x)
+
+
+def flipped_columns(signs) -> np.ndarray:
+    """Columns of `x` whose sign the move diag(signs) flips (see mirrored)."""
+    parts = [_vector_columns(axis) for axis, s in enumerate(signs) if s < 0]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 def vertex_features(vertices, faces, joints, parents, tails=None, *,

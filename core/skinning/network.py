@@ -45,7 +45,7 @@ from ..errors import BonesmithError
 from ..records import UNREADABLE_NPZ
 from ..safe_write import save_atomic
 from ..mesh import bbox_diagonal, triangle_edges, weld_positions
-from .features import K
+from .features import K, flipped_columns
 from .weights import scatter
 
 __all__ = ["K", "VERSION", "SkinModel", "candidate_mask", "candidate_inputs", "forward",
@@ -257,7 +257,27 @@ class SkinModel:
         With smoothing in the config (and the FeatureSet's welded mesh at hand) the
         network's output is scattered to all bones, smoothed over the surface and read
         back on the candidates."""
-        probs = forward(self.params, *self.inputs(features))
+        return self._smoothed(forward(self.params, *self.inputs(features)), features)
+
+    def predict_moved(self, features, moves) -> list:
+        """predict() of the character moved by each diag(signs) of `moves` (features.mirrored),
+        from one normalisation of the inputs: a moved vector column's normalised value is
+        -(x + mean) / std, derived from (x - mean) / std."""
+        shared, cand, valid, logprior = self.inputs(features)
+        shared_cols, cand_cols = _per_candidate_columns(self.config["layout"], self.config["n_features"])
+        st = self.stats
+        out = []
+        for signs in moves:
+            flipped = flipped_columns(signs)
+            s_flip = np.isin(shared_cols, flipped)
+            c_flip = np.zeros(cand.shape[1:], bool)
+            c_flip[:, :cand_cols.shape[1]] = np.isin(cand_cols, flipped)
+            s = np.where(s_flip, -shared - 2 * st["shared_mean"] / st["shared_std"], shared).astype(np.float32)
+            c = np.where(c_flip, -cand - 2 * st["cand_mean"] / st["cand_std"], cand).astype(np.float32)
+            out.append(self._smoothed(forward(self.params, s, c, valid, logprior), features))
+        return out
+
+    def _smoothed(self, probs, features) -> np.ndarray:
         sm = self.config.get("smooth") or {}
         iterations = int(sm.get("iterations", 0))
         mesh = getattr(features, "mesh", None)
