@@ -182,6 +182,8 @@ def main(argv=None) -> int:
     ap.add_argument("--balance-sources", action="store_true",
                     help="repeat each training source's characters so that every source with at least "
                          "5 training characters weighs about the same in an epoch")
+    ap.add_argument("--init", default=None, help="start model: a path, or 'default' (the shipped "
+                    "model; default: a fresh network, which returns the heat prior)")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--device", default=None)
     args = ap.parse_args(argv)
@@ -222,7 +224,7 @@ def main(argv=None) -> int:
         train_chars = [c for ch in train_chars for c in (ch, flipped_copy(ch, feats))]
         print(f"augmented: {len(train_chars) // 2} half-turned copies", flush=True)
     report = skin_train.train_skin_model(
-        train_chars + val_chars, args.out, init=None, epochs=args.epochs, lr=args.lr,
+        train_chars + val_chars, args.out, init=args.init, epochs=args.epochs, lr=args.lr,
         batch_characters=args.batch_characters, seed=args.seed, resume=args.resume,
         patience=args.patience, val_families=sorted({fam[n] for n in val_names}),
         validation=extra, hidden=args.hidden, embed=args.embed, hidden2=args.hidden2,
