@@ -21,7 +21,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 DATA_DEFAULT = REPO.parent / "shared" / "data"
 RESULTS = REPO / "bench" / "results"
-SOURCES = ("quat_", "quatU_", "mpfb_", "zad_")
+SOURCES = ("quat_", "quatU_", "mpfb_", "kenney_", "ojg_", "zad_", "gdq_", "m2m_")
 
 
 def source_of(name: str) -> str:

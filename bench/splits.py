@@ -7,10 +7,13 @@ Quaternius' Male_* / Female_* outfits, the newer packs' men / women / astronauts
 characters on one rig each and their dogs, cattle, deer and horses, 0 A.D. clothing variants on one skeleton, MPFB
 body shapes on one rig.
 
-- CC0 sources (`quat_`, `quatU_`, `mpfb_`): the families in VALIDATION_FAMILIES are held out,
-  the rest may train a shipped model.
-- `zad_` (0 A.D., CC-BY-SA-3.0): validation only, never training data for a shipped
-  model.
+- CC0 sources that may train a shipped model (TRAIN_SOURCES: `quat_`, `quatU_`, `mpfb_`,
+  `kenney_`, `ojg_`): the families in VALIDATION_FAMILIES are held out, the rest train.
+  `kenney_` is one family (12 chibi minis on one body and rig), held out whole: the one
+  measure of a CC0 style that no shipped model trained on.
+- Evaluation only, never training data for a shipped model: `zad_` (0 A.D., CC-BY-SA-3.0),
+  `gdq_` (CC-BY-4.0) and `m2m_` (CC0 mostly, but its weights may be Blender's Automatic
+  Weights rather than an artist's: ../shared/data/README.md).
 
     from splits import family_of, split_of, split_names
     split_of("quat_Smooth_Male_Shirt")  # -> "val"
@@ -30,8 +33,10 @@ VALIDATION_FAMILIES = frozenset({
     # fish, a skull, a flying drone
     "quatU_women", "quatU_canine", "quatU_space_astronaut", "quatU_toon", "quatU_mech_leela",
     "quatU_fish_sunfish", "quatU_platformer_skull", "quatU_cyber_enemy_flying",
+    # Kenney's Mini Characters: the whole source (one body, one rig)
+    "kenney_mini",
 })
-TRAIN_SOURCES = ("quat_", "quatU_", "mpfb_")   # CC0; zad_ is CC-BY-SA: validation only
+TRAIN_SOURCES = ("quat_", "quatU_", "mpfb_", "kenney_", "ojg_")   # CC0, artists' weights
 
 _QUAT_MERGE = {
     "Alien_Helmet": "Alien", "Snake_Angry": "Snake", "Animated_Woman_smooth": "Animated_Woman",
@@ -72,6 +77,8 @@ def family_of(name: str) -> str:
         return "mpfb_" + s
     if name.startswith("zad_"):
         return _by_rules("zad_", name, _ZAD_RULES)
+    if name.startswith("kenney_mini_"):
+        return "kenney_mini"                  # 12 outfits of one body and rig
     return name
 
 

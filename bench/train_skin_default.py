@@ -3,10 +3,12 @@
 
     .venv/bin/python bench/train_skin_default.py --out models/skin_default.npz
 
-Training data: CC0 records only (MANIFEST.tsv licence column: quat_, quatU_ and mpfb_), minus the
-validation families of bench/splits.py (the same families bench/skin.py reports on).
-Validation: those families (early stopping on the CC0 ones); zad_ (CC-BY-SA-3.0) records
-of the validation split are only evaluated, as a source the model never saw.
+Training data: the CC0 records of bench/splits.TRAIN_SOURCES (MANIFEST.tsv licence column:
+quat_, quatU_, mpfb_, kenney_, ojg_), minus the validation families of bench/splits.py (the
+same families bench/skin.py reports on). Validation: those families (early stopping on the
+CC0 ones of the training sources, or of --early-stop sources); the rest of the validation
+split (zad_ CC-BY-SA-3.0, gdq_ CC-BY-4.0, m2m_ whose weights may be Blender's) is only
+evaluated, as sources the model never saw.
 Features are cached in bench/results/skin_features/ (delete it after changing
 core/skinning/features.py). Writes the model, MODEL.json (the training report) and
 bench/results/skin_train_<stem>.md (per-source table, training curve).
@@ -27,7 +29,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from common import DATA_DEFAULT, RESULTS, markdown_table, source_of, subdivided  # noqa: E402
+from common import DATA_DEFAULT, RESULTS, SOURCES, markdown_table, source_of, subdivided  # noqa: E402
 
 from bonesmith.core.skinning import train as skin_train  # noqa: E402
 from bonesmith.cli.text_progress import text_progress  # noqa: E402
@@ -115,12 +117,27 @@ def flipped_copy(ch: dict, feats) -> dict:
     return {**ch, "name": ch["name"] + "_flipped", "vertices": V}
 
 
+def balanced(chars, min_source: int = 5) -> list:
+    """Each source's characters repeated round(n_largest / n_source) times, so that every
+    source weighs about the same in an epoch; a source with fewer than `min_source`
+    characters is not repeated (one character seen fifty times an epoch is memorised)."""
+    by = {}
+    for ch in chars:
+        by.setdefault(source_of(ch["name"]), []).append(ch)
+    most = max(len(v) for v in by.values())
+    out = []
+    for src, group in by.items():
+        reps = max(1, round(most / len(group))) if len(group) >= min_source else 1
+        out += [ch if k == 0 else {**ch, "name": f"{ch['name']}_repeat{k}"} for k in range(reps) for ch in group]
+    return out
+
+
 def per_source_table(rows) -> str:
     by = {}
     for r in rows:
         by.setdefault(source_of(r["name"]), []).append(r)
     out = []
-    for src in ("quat_", "quatU_", "mpfb_", "zad_"):
+    for src in list(SOURCES) + ["other"]:
         rs = by.get(src)
         if not rs:
             continue
@@ -159,6 +176,14 @@ def main(argv=None) -> int:
     ap.add_argument("--augment-flip", action="store_true",
                     help="add a half-turned copy (facing +Y) of every training character, so the "
                          "network does not depend on which way the character faces")
+    ap.add_argument("--early-stop", default="", help="comma-separated prefixes whose CC0 validation "
+                    "families choose the epoch (default: every training source); the other validation "
+                    "families are only evaluated")
+    ap.add_argument("--balance-sources", action="store_true",
+                    help="repeat each training source's characters so that every source with at least "
+                         "5 training characters weighs about the same in an epoch")
+    ap.add_argument("--init", default=None, help="start model: a path, or 'default' (the shipped "
+                    "model; default: a fresh network, which returns the heat prior)")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--device", default=None)
     args = ap.parse_args(argv)
@@ -166,10 +191,12 @@ def main(argv=None) -> int:
     rows = manifest(args.data)
     names = sorted(rows)
     fam, val_fams = families_and_split(names)
-    cc0 = [n for n in names if rows[n]["licence"].startswith("CC0")]
-    excluded = tuple(p for p in args.exclude_train.split(",") if p)
-    train_names = [n for n in cc0 if fam[n] not in val_fams and not n.startswith(excluded or ("\0",))]
-    val_names = [n for n in cc0 if fam[n] in val_fams and not n.startswith(excluded or ("\0",))]
+    import splits
+    cc0 = [n for n in names if rows[n]["licence"].startswith("CC0") and n.startswith(splits.TRAIN_SOURCES)]
+    excluded = tuple(p for p in args.exclude_train.split(",") if p) or ("\0",)
+    stop = tuple(p for p in args.early_stop.split(",") if p) or splits.TRAIN_SOURCES
+    train_names = [n for n in cc0 if fam[n] not in val_fams and not n.startswith(excluded)]
+    val_names = [n for n in cc0 if fam[n] in val_fams and not n.startswith(excluded) and n.startswith(stop)]
     extra_names = [n for n in names if n not in val_names and fam[n] in val_fams]
     print(f"train {len(train_names)} ({len(set(fam[n] for n in train_names))} families), "
           f"val {len(val_names)} CC0 + {len(extra_names)} evaluated only", flush=True)
@@ -184,6 +211,9 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     train_chars, val_chars, extra = load(train_names), load(val_names), load(extra_names)
+    if args.balance_sources:
+        train_chars = balanced(train_chars)
+        print(f"balanced: {len(train_chars)} training characters with repeats", flush=True)
     if args.augment_subdivided:
         copies = [subdivided_copy(ch) for ch in train_chars if len(ch["vertices"]) <= args.augment_subdivided]
         print(f"augmented: {len(copies)} subdivided copies", flush=True)
@@ -194,7 +224,7 @@ def main(argv=None) -> int:
         train_chars = [c for ch in train_chars for c in (ch, flipped_copy(ch, feats))]
         print(f"augmented: {len(train_chars) // 2} half-turned copies", flush=True)
     report = skin_train.train_skin_model(
-        train_chars + val_chars, args.out, init=None, epochs=args.epochs, lr=args.lr,
+        train_chars + val_chars, args.out, init=args.init, epochs=args.epochs, lr=args.lr,
         batch_characters=args.batch_characters, seed=args.seed, resume=args.resume,
         patience=args.patience, val_families=sorted({fam[n] for n in val_names}),
         validation=extra, hidden=args.hidden, embed=args.embed, hidden2=args.hidden2,
@@ -214,7 +244,8 @@ def main(argv=None) -> int:
                             for h in report["history"] if h["epoch"] % 10 == 0 or h["epoch"] == 1
                             or h["epoch"] == report["best_epoch"]])
     md = (f"# Auto Skin training: {args.out.name}\n\n"
-          f"Train {len(train_names)} CC0 records, validation {len(val_names)} CC0 + {len(extra_names)} zad_; "
+          f"Train {len(train_names)} CC0 records, validation {len(val_names)} CC0 (early stopping) + "
+          f"{len(extra_names)} evaluated only; "
           f"best epoch {report['best_epoch']} of {report['epochs_run']}, {report['n_parameters']} parameters, "
           f"{report['seconds']:.0f} s on {report['device']}.\n"
           f"Smoothing (val L1 by iterations): {report['smoothing_val_l1']}\n\n"

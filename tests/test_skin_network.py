@@ -461,8 +461,9 @@ def _sample_l1(sample_path, change=None, model=None):
 def test_a_character_whose_armature_has_no_feet_is_weighted_alike_in_any_facing(sample_path, turn):
     """The sample's legs end at the ankle, so the armature does not say which way it
     faces and the file's front is kept. The shipped default model then scored L1 0.099
-    facing +Y or -X against 0.043 facing -Y (issue 16); the shipped default now uses the
-    facing-free model (models/skin_any_front.npz) for such armatures."""
+    facing +Y or -X against 0.043 facing -Y (issue 16; the 2026-12-02 default, trained on
+    more characters, 0.071 against 0.043); the shipped default now uses the facing-free
+    model (models/skin_any_front.npz, 0.048 in every facing) for such armatures."""
     if not N.ANY_FRONT_MODEL_PATH.is_file():
         pytest.skip("no facing-free model shipped")
     R = np.diag([-1.0, -1.0, 1.0]) if turn == "facing +Y" else np.array([[0, 1.0, 0], [-1.0, 0, 0], [0, 0, 1.0]])
@@ -470,7 +471,7 @@ def test_a_character_whose_armature_has_no_feet_is_weighted_alike_in_any_facing(
     turned = _sample_l1(sample_path, lambda V, J, T, F: (V @ R.T, J @ R.T, T @ R.T, F))
     assert turned < 1.15 * plain, (turned, plain)
     assert _sample_l1(sample_path, lambda V, J, T, F: (V @ R.T, J @ R.T, T @ R.T, F),
-                      model=str(N.DEFAULT_MODEL_PATH)) > 1.5 * plain   # what it fixes
+                      model=str(N.DEFAULT_MODEL_PATH)) > 1.3 * plain   # what it fixes
 
 
 def test_a_prop_far_away_in_the_same_mesh_does_not_change_the_weights(sample_path):
