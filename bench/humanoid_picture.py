@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
 
-    with np.load(REPO / "tests" / "data" / "quat_Male_Casual.npz") as d:
+    with np.load(REPO / "samples" / "quat_Male_Casual.npz") as d:
         V, F = d["verts"].astype(float), d["faces"]
     metarig = skeleton_to_armature(extract_skeleton(V, F, naming="rigify"), name="metarig")
     addon_utils.enable("rigify", default_set=True)

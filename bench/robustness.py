@@ -37,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, Worker, markdown_table, subdivided  # noqa: E402
 
-SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "quat_Male_Casual.npz"
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
 JOINT_SPREAD = 0.25      # joint count within this share of the plain sample's
 L1_FACTOR = 1.5          # weights' L1 within this factor of the plain sample's
 DENSE = "subdivided 5x, midpoints moved 0.01 %"   # no exact subdivision: the dense path
