@@ -52,7 +52,7 @@ def bind_meshes(metarig: bpy.types.Object, rig: bpy.types.Object) -> list:
     return moved
 
 
-def _deforming_copy(bone, rig_bones):
+def deforming_copy(bone, rig_bones):
     """The DEF- bone of metarig bone `bone`, or of its nearest ancestor that has one."""
     while bone is not None:
         name = DEF_PREFIX + bone.name
@@ -66,7 +66,7 @@ def _rename_groups(obj, metarig, rig) -> None:
     """Vertex groups of metarig bones -> the groups of their DEF- bones (merged by adding
     where several bones share one)."""
     bones, rig_bones = metarig.data.bones, rig.data.bones
-    targets = {g.name: _deforming_copy(bones[g.name], rig_bones) for g in obj.vertex_groups if g.name in bones}
+    targets = {g.name: deforming_copy(bones[g.name], rig_bones) for g in obj.vertex_groups if g.name in bones}
     missing = [name for name, target in targets.items() if target is None]
     if missing:
         raise BonesmithError(f"The generated rig '{rig.name}' has no deforming bone for "

@@ -40,10 +40,11 @@ class Metarig:
     roles: list
     collections: list
     summary: dict = field(default_factory=dict)   # {rigify type: chains}
+    legs: int = 0                                  # chains standing on the ground
 
     def as_info(self) -> dict:
         return {"types": self.types, "params": self.params, "roles": self.roles,
-                "collections": self.collections, "summary": self.summary}
+                "collections": self.collections, "summary": self.summary, "legs": self.legs}
 
 
 def creature_metarig(heads, tails, parents, ground=None, up=(0.0, 0.0, 1.0),
@@ -79,7 +80,8 @@ def creature_metarig(heads, tails, parents, ground=None, up=(0.0, 0.0, 1.0),
     for t in types:
         if t:
             summary[t] += 1
-    return Metarig(types, params, roles, colls, dict(sorted(summary.items())))
+    legs = sum(kind == "leg" for kind, _ in kinds.values())
+    return Metarig(types, params, roles, colls, dict(sorted(summary.items())), legs)
 
 
 def group_metarig(n_members: int) -> Metarig:
