@@ -22,6 +22,8 @@ GROUND_REACH = 0.5
 # A bone continues its parent's chain when its head is this close to the parent's tail
 # (fraction of the rig's size); else it starts a rig of its own.
 CONNECT_FRACTION = 1e-4
+# Mirror partners: chain ends this close (fraction of the rig's size) to the mirrored ends
+MIRROR_FRACTION = 0.05
 # Rigify's rig types and the bone counts they take (Rigify's rigs/limbs/*.py, spines/*.py)
 PAW_BONES = 4          # limbs.front_paw / rear_paw: 4 or 5 connected bones
 LIMB_BONES = 3         # limbs.arm: exactly 3
@@ -65,6 +67,7 @@ def creature_metarig(heads, tails, parents, ground=None, up=(0.0, 0.0, 1.0),
     front = float(np.mean(heads[:, 1]))            # legs ahead of the middle are front legs
     kinds = {id(c): _kind(c, heads, tails, parents, ground, np.asarray(up, float), side_tolerance)
              for c in chains}
+    _pair_legs(chains, kinds, heads, tails)
     body = next(c for c in chains if kinds[id(c)][0] == "body")
     spine = body if len(body) >= SPINE_MIN else _pick(chains, kinds, "spine", lambda c: len(c) >= SPINE_MIN, key=len)
     head = _pick(chains, kinds, "head", lambda c: True, key=lambda c: tails[c[-1], 2] - tails[c[-1], 1])
@@ -151,6 +154,23 @@ def _grounded(chain, head_z, tail_z, end, ground):
     reach = np.linalg.norm(ground - end, axis=1).min()
     return bool(tail_z[chain[-1]] <= low + 1e-9 and tail_z[chain[-1]] < head_z[chain[0]]
                 and reach <= GROUND_REACH * max(length, 1e-9))
+
+
+def _pair_legs(chains, kinds, heads, tails):
+    """Mirror partners share their kind: a side chain whose mirror image (same bone count,
+    ends within MIRROR_FRACTION of the rig's size of the mirrored ends) is a leg is a leg
+    too, so that IK legs come in pairs on a character posed a little off its symmetry."""
+    size = float(np.linalg.norm(np.ptp(np.vstack([heads, tails]), axis=0))) or 1.0
+    flip = np.array([-1.0, 1.0, 1.0])
+    sides = [c for c in chains if kinds[id(c)][0] in ("leg", "limb")]
+    for c in sides:
+        if kinds[id(c)][0] != "leg":
+            continue
+        for m in sides:
+            if (kinds[id(m)][0] == "limb" and len(m) == len(c)
+                    and np.linalg.norm(heads[m[0]] - heads[c[0]] * flip) <= MIRROR_FRACTION * size
+                    and np.linalg.norm(tails[m[-1]] - tails[c[-1]] * flip) <= MIRROR_FRACTION * size):
+                kinds[id(m)] = ("leg", kinds[id(m)][1])
 
 
 def _pick(chains, kinds, kind, fits, key):
