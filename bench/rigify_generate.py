@@ -9,8 +9,9 @@ an empty scene of PyPI bpy, each record in a sandboxed worker process). A succes
 generated rig with a DEF- bone for every metarig bone (a humanoid's heel markers: their
 parent's; bridge/rigify.py deforming_copy). Category from the rig itself:
 humanoid (recognised as one), quadruped (4 side chains standing on the ground), other.
-Tables per category and per source prefix: characters, success rate, seconds (skeleton,
-generate: medians), and the failure messages grouped. Writes bench/results/rigify_generate.md.
+Tables per category and per source prefix: characters, success rate, IK limb rigs per
+generated metarig (limbs.arm / leg / paw / front_paw / rear_paw; a humanoid's standard
+metarig has 4), seconds (skeleton, generate: medians), and the failure messages grouped. Writes bench/results/rigify_generate.md.
 """
 from __future__ import annotations
 
@@ -79,13 +80,23 @@ def error_group(message: str) -> str:
     return re.sub(r"\d+(\.\d+)?", "N", line).strip()[:160]
 
 
+IK_LIMBS = ("limbs.arm", "limbs.leg", "limbs.paw", "limbs.front_paw", "limbs.rear_paw")
+
+
+def ik_limbs(result: dict) -> int:
+    """Limb rigs with IK of a non-humanoid metarig (a humanoid's: its 2 arms and 2 legs)."""
+    return 4 if result.get("humanoid") else sum(n for t, n in result.get("types", {}).items() if t in IK_LIMBS)
+
+
 def summary_rows(groups: dict) -> list:
     rows = []
     for key, results in groups.items():
         ok = [r for r in results if r.get("ok")]
         sk = [r["skeleton_s"] for r in results if "skeleton_s" in r]
         gen = [r["generate_s"] for r in results if "generate_s" in r]
+        ik = [ik_limbs(r) for r in ok]
         rows.append([key, len(results), len(ok), f"{100 * len(ok) / len(results):.1f} %",
+                     f"{np.mean(ik):.2f}" if ik else "–", sum(k >= 4 for k in ik),
                      f"{np.median(sk):.1f}" if sk else "–", f"{np.median(gen):.2f}" if gen else "–"])
     return rows
 
@@ -113,7 +124,8 @@ def main(argv=None):
     for name, res in results.items():
         by_category[category(res)].append(res)
         by_source[prefix_of(name)].append(res)
-    header = ["", "characters", "generated", "success", "skeleton s (median)", "generate s (median)"]
+    header = ["", "characters", "generated", "success", "IK limbs (mean)", "with 4+ IK limbs",
+              "skeleton s (median)", "generate s (median)"]
     everything = summary_rows({"all": list(results.values())})
     text = ["# Rigify Generate Rig on every character", "",
             f"`bench/rigify_generate.py` over {len(results)} records of {args.data}"

@@ -185,3 +185,22 @@ def test_the_report_names_the_rigify_types(ext):
     assert "rigify" not in plain.info
     np.testing.assert_array_equal(plain.joints, sk.joints)           # the same bones
     assert [n if n != "root" else "body" for n in plain.names] == sk.names
+
+
+def test_generate_rig_operator(scene, make_mesh, rigify_enabled):
+    """bonesmith.generate_rig on the fish's mesh: the rig is generated from its metarig and
+    the mesh deforms with the DEF bones; on a plain armature it refuses and changes nothing."""
+    import bpy
+    metarig, obj = auto_rig(make_mesh, "fish")
+    select([obj], obj)
+    assert bpy.ops.bonesmith.generate_rig() == {'FINISHED'}
+    rig = metarig.data.rigify_target_rig
+    assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [rig]
+    assert all(g.name.startswith("DEF-") and g.name in rig.data.bones for g in obj.vertex_groups)
+    plain = bpy.data.objects.new("plain", bpy.data.armatures.new("plain"))
+    bpy.context.scene.collection.objects.link(plain)
+    select([plain], plain)
+    count = len(bpy.data.objects)
+    with pytest.raises(RuntimeError, match="Select a Rigify metarig"):
+        bpy.ops.bonesmith.generate_rig()
+    assert len(bpy.data.objects) == count
