@@ -204,3 +204,50 @@ def test_generate_rig_operator(scene, make_mesh, rigify_enabled):
     with pytest.raises(RuntimeError, match="Select a Rigify metarig"):
         bpy.ops.bonesmith.generate_rig()
     assert len(bpy.data.objects) == count
+
+
+def test_roles_of_a_hand_made_quadruped(ext):
+    """core/rig/rigify_roles.py on a hand-made rig (upright frame, front -Y): the root's
+    chain, a spine forward, a neck-and-head leaf, a tail, two 4-bone front legs and two
+    3-bone hind legs on the ground, an ear pair off the ground, a 2-bone leg on one side."""
+    roles = submodule(ext, "core.rig.rigify_roles")
+    heads, tails, parents = [], [], []
+
+    def chain(points, parent):
+        for a, b in zip(points[:-1], points[1:]):
+            heads.append(a), tails.append(b), parents.append(parent)
+            parent = len(heads) - 1
+        return parent
+    body = chain([(0, 0.5, 1.0), (0, 0.0, 1.0)], -1)
+    spine_end = chain([(0, 0.0, 1.0), (0, -0.3, 1.05), (0, -0.6, 1.1), (0, -0.9, 1.1)], body)
+    chain([(0, -0.9, 1.1), (0, -1.1, 1.4), (0, -1.3, 1.5)], spine_end)                # neck, head
+    chain([(0, 0.5, 1.0), (0, 0.9, 0.9), (0, 1.3, 0.7)], body)                        # tail
+    for x in (0.3, -0.3):
+        chain([(x, -0.9, 1.1), (x, -0.95, 0.8), (x, -0.9, 0.5), (x, -0.95, 0.15), (x, -1.05, 0.05)], spine_end)
+        chain([(x, 0.5, 1.0), (x, 0.55, 0.6), (x, 0.45, 0.3), (x, 0.5, 0.05)], body)
+        chain([(x / 3, -1.3, 1.5), (x, -1.3, 1.7), (x * 1.2, -1.3, 1.9), (x * 1.3, -1.3, 2.0)], 5)   # ears
+    ground = np.array([[x, y, 0.0] for x in (0.3, -0.3) for y in (-1.05, 0.5)])
+    m = roles.creature_metarig(np.array(heads, float), np.array(tails, float), np.array(parents), ground)
+    starts = {j: t for j, t in enumerate(m.types) if t}
+    assert sorted(starts.values()) == sorted(
+        ["basic.super_copy", "spines.basic_spine", "spines.super_head", "spines.basic_tail",
+         "limbs.front_paw", "limbs.front_paw", "limbs.arm", "limbs.arm",
+         "limbs.simple_tentacle", "limbs.simple_tentacle"])
+    assert m.legs == 4 and m.types[:3] == ["basic.super_copy", "spines.basic_spine", ""]
+    assert m.types[4] == "spines.super_head" and m.roles[5] == "head"     # ears hang from its head bone
+    legs = [j for j, t in starts.items() if t in ("limbs.front_paw", "limbs.arm")]
+    assert all(m.params[j] == {"segments": 1} and m.roles[j] == "leg" for j in legs)
+    assert {m.collections[j] for j in legs} == {"Leg.L", "Leg.R"}
+    assert [m.collections[j] for j in starts if starts[j] == "limbs.simple_tentacle"] == ["Limb.L", "Limb.R"]
+    # a longer leg: its first bone FK above the 4-bone paw; the mirror pair of a grounded leg
+    heads.append((0.3, 0.0, 1.0)), tails.append((0.3, 0.0, 0.9)), parents.append(0)
+    for k in range(4):
+        heads.append(tails[-1]), tails.append((0.3, 0.0, 0.7 - 0.2 * k)), parents.append(len(heads) - 2)
+    heads.append((-0.3, 0.0, 1.0)), tails.append((-0.3, 0.0, 0.9)), parents.append(0)
+    for k in range(4):                       # its mirror image lifted off the ground
+        heads.append(tails[-1]), tails.append((-0.3, 0.0, 0.75 - 0.2 * k)), parents.append(len(heads) - 2)
+    m = roles.creature_metarig(np.array(heads, float), np.array(tails, float), np.array(parents),
+                               np.vstack([ground, [[0.3, 0.0, 0.0]]]))
+    assert m.types[28:33] == ["basic.super_copy", "limbs.rear_paw", "", "", ""]
+    assert m.types[33:38] == ["basic.super_copy", "limbs.rear_paw", "", "", ""] and m.legs == 6
+    assert roles.group_metarig(3).types == ["basic.super_copy"] * 4

@@ -125,8 +125,8 @@ def ground_points(vertices, up=(0.0, 0.0, 1.0)) -> np.ndarray:
 def _kind(chain, heads, tails, parents, ground, up, side_tolerance):
     """(kind, side): kind "body" (the root's chain), "leg" (a side chain ending on the
     ground), "limb" (other side chains: wings, fins, ears, antennae), "spine" (a centre
-    chain going on, ahead), "head" (a centre chain ending ahead), "tail" (a centre chain
-    behind)."""
+    chain going on, ahead, into another centre chain), "head" (a centre chain ahead that
+    no centre chain goes on from), "tail" (a centre chain behind)."""
     mid_x = np.mean((heads[chain, 0] + tails[chain, 0]) / 2)
     side = ".L" if mid_x > side_tolerance else ".R" if mid_x < -side_tolerance else ""
     if parents[chain[0]] < 0:
@@ -136,9 +136,10 @@ def _kind(chain, heads, tails, parents, ground, up, side_tolerance):
     d = tails[chain[-1]] - heads[chain[0]]
     n = np.linalg.norm(d) + 1e-12
     ahead = d[2] > AHEAD_FRACTION * n or d[1] < -AHEAD_FRACTION * n
-    leaf = not np.any(parents == chain[-1])
+    # the body goes on past a spine; a head ends it (ears, antennae, horns may hang from it)
+    centre_child = any(abs(heads[c, 0] + tails[c, 0]) / 2 <= side_tolerance for c in np.flatnonzero(parents == chain[-1]))
     if ahead:
-        return ("head" if leaf else "spine"), ""
+        return ("spine" if centre_child else "head"), ""
     return "tail", ""
 
 
