@@ -125,11 +125,14 @@ def _write_bones(obj, skeleton: Skeleton, to_local: np.ndarray, replace: bool = 
             bone.use_deform = True
             edit_bones.append(bone)
         chain_starts = _rigify_chain_starts(skeleton)
+        # a creature metarig's chains are connected by core/rig/rigify_roles.py's tolerance
+        chained = set(range(len(heads))) - chain_starts if "rigify" in skeleton.info else set()
         for j, p in enumerate(parents):
             if p < 0:
                 continue
             edit_bones[j].parent = edit_bones[p]
-            if np.linalg.norm(heads[j] - tails[p]) <= CONNECT_TOLERANCE * size and j not in chain_starts:
+            near = np.linalg.norm(heads[j] - tails[p]) <= CONNECT_TOLERANCE * size
+            if (near or j in chained) and j not in chain_starts:
                 edit_bones[j].use_connect = True
         for j, bone in enumerate(edit_bones):
             if np.any(ups[j]):
@@ -138,19 +141,46 @@ def _write_bones(obj, skeleton: Skeleton, to_local: np.ndarray, replace: bool = 
         bpy.ops.object.mode_set(mode='OBJECT')
     if skeleton.info.get("naming") == "rigify":
         _rigify_types(obj, skeleton)
+    elif "rigify" in skeleton.info:
+        _creature_rigify_types(obj, skeleton)
 
 
 def _rigify_chain_starts(skeleton: Skeleton) -> set:
     """A metarig's bones that start a Rigify rig stay unconnected to their parent (Rigify
     takes a connected child into its parent's chain: the neck would join the spine)."""
+    if "rigify" in skeleton.info:
+        return {j for j, rig_type in enumerate(skeleton.info["rigify"]["types"]) if rig_type}
     if skeleton.info.get("naming") != "rigify":
         return set()
     return {j for j, role in enumerate(skeleton.info["roles"]) if presets.rigify_type(role)}
 
 
-def _rigify_types(obj, skeleton: Skeleton) -> None:
-    """A metarig: Rigify's rig type on each chain's first bone. PoseBone.rigify_type exists
-    while Rigify (shipped with Blender) is enabled, so it is enabled first."""
+def _creature_rigify_types(obj, skeleton: Skeleton) -> None:
+    """Any other character's metarig (core/rig/rigify_roles.py): the types, their
+    parameters and the bone collections core chose."""
+    _enable_rigify()
+    metarig = skeleton.info["rigify"]
+    collections = {}
+    for j, name in enumerate(skeleton.names):
+        pose_bone = obj.pose.bones[name]
+        if metarig["types"][j]:
+            pose_bone.rigify_type = metarig["types"][j]
+            for key, value in metarig["params"][j].items():
+                setattr(pose_bone.rigify_parameters, key, value)
+        _assign_collection(obj, collections, metarig["collections"][j], name)
+
+
+def _assign_collection(obj, collections: dict, group: str, name: str) -> None:
+    """Bone `name` into collection `group`; Rigify draws a button row per bone collection
+    with a UI row, and needs one at least."""
+    if group not in collections:    # a rebuilt metarig (replace_bones) keeps its collections
+        collections[group] = obj.data.collections.get(group) or obj.data.collections.new(group)
+        collections[group].rigify_ui_row = len(collections)
+    collections[group].assign(obj.data.bones[name])
+
+
+def _enable_rigify() -> None:
+    """PoseBone.rigify_type exists while Rigify (shipped with Blender) is enabled."""
     if "rigify_type" not in bpy.types.PoseBone.bl_rna.properties:
         import addon_utils
         errors = []
@@ -159,17 +189,17 @@ def _rigify_types(obj, skeleton: Skeleton) -> None:
             raise BonesmithError(f"A Rigify metarig needs the Rigify add-on, which could not be "
                                  f"enabled ({errors[0] if errors else 'not found'}): enable it in "
                                  "Preferences > Add-ons, or pick another Naming")
+
+
+def _rigify_types(obj, skeleton: Skeleton) -> None:
+    """A humanoid metarig: Rigify's rig type on each chain's first bone."""
+    _enable_rigify()
     collections = {}
     for name, role in zip(skeleton.names, skeleton.info["roles"]):
         rig_type = presets.rigify_type(role)
         if rig_type:
             obj.pose.bones[name].rigify_type = rig_type
-        # Rigify draws a button row per bone collection with a UI row, and needs one at least
-        group = presets.rigify_collection(role)
-        if group not in collections:    # a rebuilt metarig (replace_bones) keeps its collections
-            collections[group] = obj.data.collections.get(group) or obj.data.collections.new(group)
-            collections[group].rigify_ui_row = len(collections)
-        collections[group].assign(obj.data.bones[name])
+        _assign_collection(obj, collections, presets.rigify_collection(role), name)
 
 
 def remove_armature(armature: bpy.types.Object) -> None:

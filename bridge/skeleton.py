@@ -82,12 +82,26 @@ def build(inp: SkeletonInput, skeleton, *, detail: float = 1.0, naming: str = "b
 def naming_note(skeleton, naming: str) -> str:
     """What a report adds about the names: "humanoid with Mixamo names", a note that a
     character not recognised as a humanoid kept generic names or had its markers ignored,
-    or "" (generic names asked for, no markers)."""
+    or "" (generic names asked for, no markers). Any other character gets a creature's
+    Rigify metarig: the note names its rig types (rigify_note)."""
     named, ignored = naming != "bonesmith", bool(skeleton.info.get("markers_ignored"))
     title = "a Rigify metarig" if naming == "rigify" else f"{naming.capitalize()} names"
     if named and skeleton.info.get("naming") == naming:
         return f"humanoid with {title}"
-    lost = ([f"generic names kept, not {title}"] if named else []) + (["the markers ignored"] if ignored else [])
+    creature = "rigify" in skeleton.info and naming == "rigify"
+    if creature and not ignored:
+        return rigify_note(skeleton)
+    lost = ([rigify_note(skeleton)] if creature else [f"generic names kept, not {title}"] if named else []) + \
+        (["the markers ignored"] if ignored else [])
     if not lost:
         return ""
     return "not recognised as a humanoid (two legs, two arms and a head): " + "; ".join(lost)
+
+
+def rigify_note(skeleton) -> str:
+    """A creature metarig's note: the Rigify types of its chains, most used first
+    ("a Rigify metarig for a non-humanoid: limbs.rear_paw x2, spines.basic_tail ...")."""
+    summary = skeleton.info["rigify"]["summary"]
+    types = sorted(summary.items(), key=lambda item: (-item[1], item[0]))
+    listed = ", ".join(f"{t} x{n}" if n > 1 else t for t, n in types)
+    return f"a Rigify metarig for a non-humanoid: {listed}"

@@ -19,6 +19,7 @@ import numpy as np
 from . import centering, orientation, rig, symmetry
 from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
+from .rig import rigify_roles
 from .limbs import SIDE_TOLERANCE   # chains this close to the plane get no .L/.R suffix
 from .meshprep import (body_faces, check_one_character, check_small_members, clean_mesh, group_members, resample,
                        validate)
@@ -151,7 +152,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
         check_small_members(mesh.vertices, members)
         timings["total"] = time.perf_counter() - t0
         report(1.0, "Done")
-        return _group_skeleton(mesh, members, {"timings": timings, "far_faces_left_out": int((~body).sum())})
+        return _group_skeleton(mesh, members, {"timings": timings, "far_faces_left_out": int((~body).sum())}, naming)
     mesh, turn, symmetric = _symmetry_frame(mesh)
     V, F = resample(mesh.vertices, mesh.faces, opt["proxy_vertices"])
     timings["prepare"] = time.perf_counter() - t0
@@ -213,6 +214,12 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     up = rig.default_up(heads, tails)
     if roles or digits:          # digits face the back of the hand, in every naming
         up = rig.humanoid.finger_ups(heads, tails, roles or digits, up)
+    if naming == "rigify" and not roles:         # any other character: a creature's metarig
+        world_up = turn[:, 2]          # the caller's +Z in the upright frame (p @ turn: caller's frame)
+        ground = rigify_roles.ground_points(mesh.vertices @ upright.T, world_up)
+        names = _metarig_names(names, parents)
+        info["rigify"] = rigify_roles.creature_metarig(heads, tails, parents, ground, world_up,
+                                                       SIDE_TOLERANCE).as_info()
     return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
                     up @ turn, info)
 
@@ -238,11 +245,20 @@ def _symmetry_frame(mesh):
     return mesh, turn, True
 
 
-def _group_skeleton(mesh, members, info) -> Skeleton:
+def _metarig_names(names, parents):
+    """A creature metarig's names: Rigify keeps a bone named "root" as its own root
+    control, without a deforming bone, so the root bone is named rig_roles' ROOT_NAME."""
+    return [rigify_roles.ROOT_NAME if p < 0 and n == "root" else n for n, p in zip(names, parents)]
+
+
+def _group_skeleton(mesh, members, info, naming) -> Skeleton:
     """A group of small separate things: the root and one bone per member (rig.group_bones)."""
     heads, tails, parents = rig.group_bones(mesh.vertices, one_ring_areas(mesh.vertices, mesh.faces) / 3, members)
     names = ["root"] + [f"member_{k:02d}" for k in range(1, len(members) + 1)]
     info = {**info, "group_members": len(members), "humanoid": False, "naming": "bonesmith"}
+    if naming == "rigify":
+        names = _metarig_names(names, parents)
+        info["rigify"] = rigify_roles.group_metarig(len(members)).as_info()
     return Skeleton(mesh.to_world(heads), parents, mesh.to_world(tails), names, rig.default_up(heads, tails), info)
 
 

@@ -16,10 +16,12 @@ from .auto_skeleton import BONESMITH_OT_auto_skeleton
 from .auto_skin import BONESMITH_OT_auto_skin
 from .correctives import classes as corrective_classes
 from .export_fbx import BONESMITH_OT_export_fbx
+from .generate_rig import BONESMITH_OT_generate_rig
 from .train_skin import BONESMITH_OT_train_skin
 
 classes = (BONESMITH_OT_auto_skeleton, BONESMITH_OT_auto_skin, BONESMITH_OT_auto_rig,
-           *joint_classes, BONESMITH_OT_train_skin, BONESMITH_OT_export_fbx, *corrective_classes)
+           *joint_classes, BONESMITH_OT_train_skin, BONESMITH_OT_export_fbx, BONESMITH_OT_generate_rig,
+           *corrective_classes)
 
 
 def register():

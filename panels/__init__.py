@@ -68,6 +68,8 @@ class BONESMITH_PT_skeleton(BonesmithPanel, bpy.types.Panel):
         draw_joints(col, context)
         col.separator()
         col.prop(settings, "naming")
+        if settings.naming == 'rigify':          # Rigify's Generate Rig, the meshes moved onto it
+            col.operator("bonesmith.generate_rig", icon='OUTLINER_OB_ARMATURE')
         col.separator()
         col.operator("bonesmith.export_fbx", icon='EXPORT')
 

@@ -26,6 +26,8 @@ humanoid    a package: recognition (recognise: two legs, two arms, a head), skel
 markers     check, apply: humanoid landmarks placed by the user, the rest derived around them.
 fingers     find_fingers: a hand's thumb and fingers found on the mesh (standard skeleton).
 presets     names: Mixamo / Unreal / Unity / Rigify names of the standard roles.
+rigify_roles  creature_metarig: any other character's Rigify metarig, each chain's rig
+            type from its role (body, spine, head, tail, leg on the ground, limb).
 graph       adjacency sets, edge lists, connected components, length-weighted sparse
             graphs, parent arrays (shared helpers).
 polyline    length, point_at, fraction_of on (k, 3) polylines (shared helpers).
