@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 import tempfile
 import time
@@ -222,6 +221,14 @@ def main(argv=None) -> int:
     return 0
 
 
+def write_csv(args, rows):
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / f"{args.tag}.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
 def write_mixed(args, chars, tests, runs, scores):
     """Per draw and family: in the folder or not, the default and the trained model's L1
     and deformation error on the family's test characters, and which model the gate used."""
@@ -241,11 +248,7 @@ def write_mixed(args, chars, tests, runs, scores):
                          "trained_deform": m(f"k{k}_d{d}", "deform_mean"),
                          "unweighted": m(f"k{k}_d{d}", "unweighted"),
                          "train_seconds": round(seconds, 1), "in": fam in folder})
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / f"{args.tag}.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(args, rows)
     table = []
     for r in sorted(rows, key=lambda r: (r["k"], r["draw"], not r["in"], r["family"])):
         if r["in"] or r["trained_l1"] != r["default_l1"]:
@@ -279,11 +282,7 @@ def write_mixed(args, chars, tests, runs, scores):
 
 
 def write(args, rows, ks):
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / f"{args.tag}.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(args, rows)
     table = []
     for k in ks:
         for method in ("bone heat", "prior", "default model", "fine-tuned"):

@@ -488,6 +488,16 @@ def operator_stand_in(cls, **attributes):
 
 # -- where results lie, for tests that check outcomes -------------------------------------------
 
+def vertex_group_weights(obj):
+    """{vertex group name: (V,) weights} of a mesh object."""
+    out = {g.name: np.zeros(len(obj.data.vertices)) for g in obj.vertex_groups}
+    names = {g.index: g.name for g in obj.vertex_groups}
+    for v in obj.data.vertices:
+        for g in v.groups:
+            out[names[g.group]][v.index] = g.weight
+    return out
+
+
 def inside(points, vertices, faces):
     """Whether each point lies inside the closed surface: an odd number of crossings along
     a ray, by majority over three skew directions (so a ray through an edge is outvoted).

@@ -5,17 +5,7 @@ import struct
 import numpy as np
 import pytest
 
-from conftest import extremities, inside
-
-
-def weights_of(obj):
-    """name -> (V,) weights of every vertex group of obj."""
-    out = {g.name: np.zeros(len(obj.data.vertices)) for g in obj.vertex_groups}
-    names = {g.index: g.name for g in obj.vertex_groups}
-    for v in obj.data.vertices:
-        for g in v.groups:
-            out[names[g.group]][v.index] = g.weight
-    return out
+from conftest import extremities, inside, vertex_group_weights as weights_of
 
 
 def check_record(path, n_vertices=None):

@@ -6,7 +6,7 @@ control moving its leg and the mesh, and the game-engine FBX export of the gener
 import numpy as np
 import pytest
 
-from conftest import DATA, select, submodule
+from conftest import DATA, select, submodule, vertex_group_weights as weights
 
 CREATURES = {"horse": "quat_Horse", "bird": "quat_Bird", "fish": "quat_Fish3", "spider": "quat_Spider"}
 IK_LEGS = ("limbs.front_paw", "limbs.rear_paw", "limbs.paw", "limbs.arm")
@@ -51,16 +51,6 @@ def evaluated(obj):
     out = np.array([(obj.matrix_world @ v.co)[:] for v in mesh.vertices])
     obj.evaluated_get(depsgraph).to_mesh_clear()
     return out
-
-
-def weights(obj):
-    """{vertex group name: (V,) weights}."""
-    W = {g.name: np.zeros(len(obj.data.vertices)) for g in obj.vertex_groups}
-    names = {g.index: g.name for g in obj.vertex_groups}
-    for v in obj.data.vertices:
-        for g in v.groups:
-            W[names[g.group]][v.index] = g.weight
-    return W
 
 
 def types(metarig):
