@@ -241,7 +241,8 @@ def test_rebuild_after_auto_rig_weights_the_mesh_again(make_mesh, core, ext_modu
     # what Auto Rig computes with that marker: the skeleton with the knee there, weighted
     V, F = ext_module("bridge.mesh").combine_rest([mesh]).vertices, sample_arrays()[1]   # the mesh's own vertices, as Auto Rig reads
     skeleton = core.extract_skeleton(V, F, naming="mixamo", markers={"knee.L": knee})
-    expected = ext_module("bridge.skin").predict(V, F, skeleton.joints, skeleton.parents, skeleton.tails)
+    expected, _ = ext_module("bridge.skin").predict(V, F, skeleton.joints, skeleton.parents, skeleton.tails,
+                                                    names=skeleton.names)
     order = [skeleton.names.index(n) for n in names]
     assert np.abs(new - old).max() > 0.1            # the knee moved: weights around it changed
     np.testing.assert_allclose(new, expected[:, order], atol=1e-5)
