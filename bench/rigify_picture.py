@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The README picture of Rigify control rigs on creatures (docs/images/rigify_creatures.png):
 
-    PYTHONPATH=... python bench/rigify_picture.py
+    .venv/bin/python bench/rigify_picture.py
 
 The horse, the bird and the fish of tests/data (CC0), each through Auto Skeleton with
 naming "rigify" (a metarig, docs/auto_skeleton.md#rigify-metarig-for-any-character), Auto
