@@ -39,8 +39,7 @@ def to_bytes(image: np.ndarray) -> np.ndarray:
     return (np.clip(image, 0, 1) * 255 + 0.5).astype(np.uint8)
 
 
-def paint_front_view(vertices, faces, bones, everything, size: int, *, bone_color=BONE_COLOR,
-                     lines=()) -> np.ndarray:
+def paint_front_view(vertices, faces, bones, everything, size: int, *, lines=()) -> np.ndarray:
     """A front view (X right, Z up, looking along +Y) of a mesh (V,3)/(F,3) and bones
     (heads (J,3), tails (J,3)) framed on `everything` (N,3), with the painter's algorithm:
     an (H, W, 3) float image whose longer side is `size` pixels. `lines`: more segments
@@ -76,7 +75,7 @@ def paint_front_view(vertices, faces, bones, everything, size: int, *, bone_colo
     if len(heads):
         ends = project(np.vstack([heads, tails])).reshape(2, -1, 2)
         for a, b in zip(ends[0], ends[1]):
-            _draw_segment(image, a, b, radius, bone_color)
+            _draw_segment(image, a, b, radius, BONE_COLOR)
             _draw_segment(image, a, a, radius * 2.0, (1.0, 0.85, 0.3))
     for starts, stops, color in lines:
         if len(starts):
