@@ -29,9 +29,22 @@ def framing(vertices: np.ndarray, size: int):
 
 
 def draw_front_view(filepath, vertices, faces, bones, everything, size: int) -> None:
-    """Paint a front view (X right, Z up, looking along +Y) of a mesh (V,3)/(F,3) and bones
-    (heads (J,3), tails (J,3)) framed on `everything` (N,3), with the painter's algorithm,
-    and write it as a PNG whose longer side is `size` pixels."""
+    """Paint a front view (paint_front_view) and write it as a PNG whose longer side is
+    `size` pixels."""
+    write_png(filepath, to_bytes(paint_front_view(vertices, faces, bones, everything, size)))
+
+
+def to_bytes(image: np.ndarray) -> np.ndarray:
+    """An (H, W, 3) float image in [0, 1] as uint8."""
+    return (np.clip(image, 0, 1) * 255 + 0.5).astype(np.uint8)
+
+
+def paint_front_view(vertices, faces, bones, everything, size: int, *, lines=()) -> np.ndarray:
+    """A front view (X right, Z up, looking along +Y) of a mesh (V,3)/(F,3) and bones
+    (heads (J,3), tails (J,3)) framed on `everything` (N,3), with the painter's algorithm:
+    an (H, W, 3) float image whose longer side is `size` pixels. `lines`: more segments
+    drawn thin on top, as (starts (K,3), ends (K,3), colour) triples (a rig's control
+    shapes, say)."""
     lo, hi, center, extent, (width, height) = framing(everything, size)
     scale = max(width, height) / extent
 
@@ -58,13 +71,18 @@ def draw_front_view(filepath, vertices, faces, bones, everything, size: int) -> 
         color = np.asarray(MESH_COLOR)[None] * mesh_layer[covered][:, None]
         image[covered] = 0.25 * image[covered] + 0.75 * color
     heads, tails = bones[0], bones[1]
+    radius = max(1.5, 0.004 * max(width, height))
     if len(heads):
-        radius = max(1.5, 0.004 * max(width, height))
         ends = project(np.vstack([heads, tails])).reshape(2, -1, 2)
         for a, b in zip(ends[0], ends[1]):
             _draw_segment(image, a, b, radius, BONE_COLOR)
             _draw_segment(image, a, a, radius * 2.0, (1.0, 0.85, 0.3))
-    write_png(filepath, (np.clip(image, 0, 1) * 255 + 0.5).astype(np.uint8))
+    for starts, stops, color in lines:
+        if len(starts):
+            ends = project(np.vstack([starts, stops])).reshape(2, -1, 2)
+            for a, b in zip(ends[0], ends[1]):
+                _draw_segment(image, a, b, max(1.0, 0.5 * radius), color)
+    return image
 
 
 def _fill_triangle(layer, corners, value) -> None:
