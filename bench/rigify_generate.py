@@ -24,14 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DATA_DEFAULT, RESULTS, Worker, list_records, markdown_table  # noqa: E402
-
-PREFIXES = ("quatU_", "quat_", "mpfb_", "zad_", "m2m_", "kenney_", "gdq_", "ojg_")
-
-
-def prefix_of(name: str) -> str:
-    return next((p for p in PREFIXES if name.startswith(p)), name.split("_")[0] + "_")
-
+from common import DATA_DEFAULT, RESULTS, Worker, list_records, markdown_table, source_of  # noqa: E402
 
 def run_one(path) -> dict:
     """Auto Skeleton (naming "rigify") and Generate Rig on one record, in a fresh scene."""
@@ -123,7 +116,7 @@ def main(argv=None):
     by_category, by_source = defaultdict(list), defaultdict(list)
     for name, res in results.items():
         by_category[category(res)].append(res)
-        by_source[prefix_of(name)].append(res)
+        by_source[source_of(name)].append(res)
     header = ["", "characters", "generated", "success", "IK limbs (mean)", "with 4+ IK limbs",
               "skeleton s (median)", "generate s (median)"]
     everything = summary_rows({"all": list(results.values())})

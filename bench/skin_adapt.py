@@ -147,7 +147,7 @@ def evaluate(job):
     """Full-pipeline metrics of every method on one test character (in a worker)."""
     name, models, args = job
     from bonesmith.core.skinning import predict_weights, weights_from_features
-    from bonesmith.core.skinning.network import SkinModel, load_model
+    from bonesmith.core.skinning.network import load_model
     rec = load_skin_record(args.data / f"{name}.npz")
     feats = CachedFeatures(RESULTS / "skin_features")
     fs = feats(rec["verts"], rec["faces"], rec["joints"], rec["parents"], rec["tails"])
@@ -165,8 +165,7 @@ def evaluate(job):
             model = default_model()
         rows[label] = score(rec, weights_from_features(fs, model, names=rec["names"]))
         if args.mixed and model.gate is not None:      # what the gate holds back: the network for every rig
-            ungated = SkinModel(model.params, model.stats, {k: v for k, v in model.config.items() if k != "gate"})
-            rows[label + "_ungated"] = score(rec, weights_from_features(fs, ungated))
+            rows[label + "_ungated"] = score(rec, weights_from_features(fs, model.ungated()))
     return name, rows
 
 

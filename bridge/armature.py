@@ -33,7 +33,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
 
 
-def _set_mode(obj: bpy.types.Object, mode: str) -> None:
+def set_mode(obj: bpy.types.Object, mode: str) -> None:
     """Put `obj` alone into `mode` (multi-object editing would take selected armatures along)."""
     view_layer = bpy.context.view_layer
     for other in view_layer.objects:
@@ -112,7 +112,7 @@ def _write_bones(obj, skeleton: Skeleton, to_local: np.ndarray, replace: bool = 
         direction[~direction.any(axis=1)] = (0.0, 0.0, 1.0)
         tails[short] = heads[short] + direction * (MIN_BONE_LENGTH * size)
 
-    _set_mode(obj, 'EDIT')
+    set_mode(obj, 'EDIT')
     try:
         if replace:
             for bone in list(data.edit_bones):
@@ -158,7 +158,7 @@ def _rigify_chain_starts(skeleton: Skeleton) -> set:
 def _creature_rigify_types(obj, skeleton: Skeleton) -> None:
     """Any other character's metarig (core/rig/rigify_roles.py): the types, their
     parameters and the bone collections core chose."""
-    _enable_rigify()
+    enable_rigify()
     metarig = skeleton.info["rigify"]
     collections = {}
     for j, name in enumerate(skeleton.names):
@@ -179,7 +179,7 @@ def _assign_collection(obj, collections: dict, group: str, name: str) -> None:
     collections[group].assign(obj.data.bones[name])
 
 
-def _enable_rigify() -> None:
+def enable_rigify() -> None:
     """PoseBone.rigify_type exists while Rigify (shipped with Blender) is enabled."""
     if "rigify_type" not in bpy.types.PoseBone.bl_rna.properties:
         import addon_utils
@@ -193,7 +193,7 @@ def _enable_rigify() -> None:
 
 def _rigify_types(obj, skeleton: Skeleton) -> None:
     """A humanoid metarig: Rigify's rig type on each chain's first bone."""
-    _enable_rigify()
+    enable_rigify()
     collections = {}
     for name, role in zip(skeleton.names, skeleton.info["roles"]):
         rig_type = presets.rigify_type(role)

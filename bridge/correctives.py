@@ -21,7 +21,7 @@ from ..core import correctives
 from ..core.correctives import bake
 from ..core.errors import BonesmithError
 from . import training_data
-from .armature import _set_mode, bone_ends, require_bones
+from .armature import set_mode, bone_ends, require_bones
 from .mesh import matrix_to_numpy, transform_points
 from .pose import kept_pose
 from .mesh import combine_rest
@@ -265,7 +265,7 @@ def fit_armature(armature, heads, tails, names) -> None:
     mode = active.mode if active is not None else 'OBJECT'
     if active is not None and mode != 'OBJECT':
         bpy.ops.object.mode_set(mode='OBJECT')
-    _set_mode(armature, 'EDIT')
+    set_mode(armature, 'EDIT')
     try:
         bones = armature.data.edit_bones
         ups = {n: Vector(bones[n].z_axis) for n in names}

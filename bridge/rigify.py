@@ -9,7 +9,8 @@ from __future__ import annotations
 import bpy
 
 from ..core.errors import BonesmithError
-from .armature import _enable_rigify, _set_mode
+from .armature import enable_rigify, set_mode
+from .weights import read_weights, write_weights
 
 DEF_PREFIX = "DEF-"
 
@@ -18,8 +19,8 @@ def generate_rig(metarig: bpy.types.Object) -> bpy.types.Object:
     """Run Rigify's Generate Rig on `metarig` (Object Mode) and move the meshes it deforms
     onto the generated rig; returns the generated rig. Rigify's own error (MetarigError)
     comes back as a BonesmithError naming it."""
-    _enable_rigify()
-    _set_mode(metarig, 'OBJECT')
+    enable_rigify()
+    set_mode(metarig, 'OBJECT')
     try:
         with bpy.context.temp_override(object=metarig):     # its poll reads context.object
             bpy.ops.pose.rigify_generate()
@@ -78,11 +79,8 @@ def _rename_groups(obj, metarig, rig) -> None:
         if len(names) == 1 and target not in obj.vertex_groups:
             obj.vertex_groups[names[0]].name = target
             continue
-        group = obj.vertex_groups.get(target) or obj.vertex_groups.new(name=target)
-        indices = {obj.vertex_groups[n].index for n in names}
-        for v in obj.data.vertices:
-            w = sum(g.weight for g in v.groups if g.group in indices)
-            if w > 0:
-                group.add([v.index], w, 'ADD')
+        merged = read_weights(obj, [target, *names])[0].sum(axis=1, keepdims=True)
+        write_weights(obj, merged, [target])
         for n in names:
-            obj.vertex_groups.remove(obj.vertex_groups[n])
+            if n != target:
+                obj.vertex_groups.remove(obj.vertex_groups[n])

@@ -94,9 +94,14 @@ def group_metarig(n_members: int) -> Metarig:
                    ["Torso"] * K, {"basic.super_copy": K})
 
 
+def _size(heads, tails) -> float:
+    """The rig's bounding-box diagonal (1 for a rig of one point)."""
+    return float(np.linalg.norm(np.ptp(np.vstack([heads, tails]), axis=0))) or 1.0
+
+
 def _chains(heads, tails, parents):
     """Runs of bones each the only child of the one before and connected to its tail."""
-    size = float(np.linalg.norm(np.ptp(np.vstack([heads, tails]), axis=0))) or 1.0
+    size = _size(heads, tails)
     children = defaultdict(list)
     for b, p in enumerate(parents):
         children[int(p)].append(b)
@@ -161,7 +166,7 @@ def _pair_legs(chains, kinds, heads, tails):
     """Mirror partners share their kind: a side chain whose mirror image (same bone count,
     ends within MIRROR_FRACTION of the rig's size of the mirrored ends) is a leg is a leg
     too, so that IK legs come in pairs on a character posed a little off its symmetry."""
-    size = float(np.linalg.norm(np.ptp(np.vstack([heads, tails]), axis=0))) or 1.0
+    size = _size(heads, tails)
     flip = np.array([-1.0, 1.0, 1.0])
     sides = [c for c in chains if kinds[id(c)][0] in ("leg", "limb")]
     for c in sides:

@@ -298,6 +298,10 @@ class SkinModel:
     def gate(self) -> dict | None:
         return self.config.get("gate") if self.fallback is not None else None
 
+    def ungated(self) -> "SkinModel":
+        """This model's own network for every armature (the gate and fallback left out)."""
+        return SkinModel(self.params, self.stats, {k: v for k, v in self.config.items() if k != "gate"})
+
     def for_rig(self, names, parents):
         """(the model to weight this armature with, a line saying which and why; None
         without a gate). Without a gate: this model. With one: this model for an armature

@@ -117,9 +117,7 @@ def fold_groups(preps, n_folds: int, seed: int) -> list:
     dealt round-robin, one template after the other, so a template's characters land in
     different folds and the folds stay even."""
     rng = np.random.default_rng([seed, 7])
-    by_template = {}
-    for i, p in enumerate(preps):
-        by_template.setdefault(p.get("template", i), []).append(i)
+    by_template = _by_template(preps)
     fold, k = [0] * len(preps), 0
     for t in sorted(by_template, key=lambda t: (-len(by_template[t]), t)):
         for i in rng.permutation(by_template[t]):
@@ -130,14 +128,20 @@ def fold_groups(preps, n_folds: int, seed: int) -> list:
 def gate_groups(preps) -> dict:
     """{group: character indices}: each rig template of two or more characters is a group,
     the single-character templates together are one (judged across families)."""
-    by_template = {}
-    for i, p in enumerate(preps):
-        by_template.setdefault(p.get("template", i), []).append(i)
+    by_template = _by_template(preps)
     groups = {t: idx for t, idx in by_template.items() if len(idx) >= 2}
     singles = [idx[0] for idx in by_template.values() if len(idx) == 1]
     if singles:
         groups["single"] = singles
     return groups
+
+
+def _by_template(preps) -> dict:
+    """{rig template: character indices} (train.py sets each prep's "template")."""
+    out = {}
+    for i, p in enumerate(preps):
+        out.setdefault(p.get("template", i), []).append(i)
+    return out
 
 
 def choose_gate(table, groups) -> tuple:

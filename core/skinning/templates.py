@@ -64,15 +64,14 @@ def match(templates, names, parents):
     """(index of the best-matching template, its similarity), or (None, best similarity)
     when none reaches MATCH. A template stored by name is compared by name, one stored by
     index by index (then `names` is not needed)."""
+    by_name = pairs(names, parents) if names is not None else None
+    by_number = pairs(None, parents)
     best, best_s = None, 0.0
-    cache = {}
     for i, t in enumerate(templates):
-        key = by_index(t) or names is None
-        if key not in cache:
-            cache[key] = pairs(None if key else names, parents)
-        if by_index(t) != key:          # stored by name, asked without names: cannot match
+        mine = by_number if by_index(t) else by_name
+        if mine is None:                # stored by name, asked without names: cannot match
             continue
-        s = similarity(cache[key], stored_pairs(t))
+        s = similarity(mine, stored_pairs(t))
         if s > best_s:
             best, best_s = i, s
     return (best, best_s) if best_s >= MATCH else (None, best_s)

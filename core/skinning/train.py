@@ -69,9 +69,10 @@ def start_model(init):
 
 
 def _copy(model: SkinModel) -> SkinModel:
-    config = {k: v for k, v in json.loads(json.dumps(model.config)).items() if k != "gate"}
-    return SkinModel({k: np.array(v, np.float32) for k, v in model.params.items()},
-                     {k: np.array(v, np.float32) for k, v in model.stats.items()}, config)
+    """A deep copy of the model's own network (a gated model's gate left behind)."""
+    net = model.ungated()
+    return SkinModel({k: np.array(v, np.float32) for k, v in net.params.items()},
+                     {k: np.array(v, np.float32) for k, v in net.stats.items()}, json.loads(json.dumps(net.config)))
 
 
 def _check_start(model: SkinModel, prep) -> None:
@@ -495,7 +496,7 @@ def _template_rows(rig_templates, template_of, rows, kept_for, kept_start) -> li
     for t, tmpl in enumerate(rig_templates):
         idx = [i for i, k in enumerate(template_of) if k == t]
         mean = lambda key: float(np.nanmean([rows[i][key] for i in idx]))  # noqa: E731
-        out.append({**{k: v for k, v in tmpl.items()}, "start_l1": mean("start_l1"),
+        out.append({**tmpl, "start_l1": mean("start_l1"),
                     "trained_l1": mean("l1"), "use": bool(not kept_start and kept_for[idx[0]]),
                     "validated": "within the template" if len(idx) >= 2 else "across templates"})
     return out
