@@ -318,3 +318,22 @@ def consistent_winding(V, F):
     turn = repaired[lab] & (volume[lab] < 0)
     Fo[turn] = Fo[turn][:, ::-1]
     return Fo
+
+
+MAX_STEPS = 256     # surface_points: at most this many samples along a triangle's side
+
+
+def surface_points(V, F, spacing):
+    """The vertices and points on every triangle (barycentric grids) no farther apart
+    than about `spacing`: a low-poly box's sides, which have no vertices but corners."""
+    tri = V[F]
+    edge = np.linalg.norm(tri - np.roll(tri, 1, axis=1), axis=2).max(axis=1)
+    steps = np.clip(np.ceil(edge / spacing).astype(int), 1, MAX_STEPS)
+    samples = [V]
+    for n in np.unique(steps):
+        i, j = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+        keep = i + j <= n
+        a, b = i[keep] / n, j[keep] / n
+        w = np.stack([1 - a - b, a, b], axis=1)                     # (m, 3) barycentric
+        samples.append(np.einsum("mk,fkd->fmd", w, tri[steps == n]).reshape(-1, 3))
+    return np.vstack(samples)

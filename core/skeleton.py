@@ -84,6 +84,7 @@ class Skeleton:
 ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
 PAIR_TOLERANCE = 0.03  # joints this close to each other's mirror image are a left/right pair
 CENTRE_TOLERANCE = 0.02  # joints this close to the plane of symmetry are on it
+STANDING = 0.9   # the file's up this near the body's (cosine): its front outline is a standing body's
 
 DEFAULTS = dict(
     proxy_vertices=5000,   # contraction runs on a proxy of about this size
@@ -178,6 +179,10 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
                                    inside=lambda P: rig.clearly_inside(P @ upright, *surface),
                                    faces=mesh.faces)   # for the fingers
+    if human is None and (upright @ turn)[2, 2] > STANDING:
+        # interpenetrating pieces hide a standing body in the tree; its front outline shows it
+        human = rig.humanoid.outline_humanoid(mesh.vertices @ upright.T, mesh.faces, symmetric,
+                                  lambda P: rig.clearly_inside(P @ upright, *surface))
     if human is None:            # no landmarks: a joint must bend or narrow
         heads, tails, parents, upright = _upright_bones(*joints(True), turn)
     turn = upright @ turn
@@ -190,6 +195,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if human is not None and naming != "bonesmith":
         heads, tails, parents, roles = rig.humanoid.standard_bones(human, metarig=naming == "rigify")
         names = rig.presets.names(roles, naming)
+    elif human is not None and human.outline:    # the generic tree did not show the body: the standard one
+        heads, tails, parents, _ = rig.humanoid.standard_bones(human)
     elif human is not None and opt["limb_landmarks"]:
         heads, tails, parents = rig.humanoid.snap_limbs(heads, tails, parents, human, diagonal)
     if human is not None and not roles:          # arms and legs named by limb, not by direction

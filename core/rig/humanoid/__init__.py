@@ -14,10 +14,11 @@ All work in the upright frame of core/skeleton.py (up +Z, facing -Y, the charact
 at +X) on the generic rig's bones.
 """
 from .limbs import finger_names, limb_bones, snap_limbs
+from .outline import outline_humanoid
 from .recognition import HIDDEN_HIP, Humanoid, recognise
 from .skeleton import finger_ups, split_role, standard_bones, standard_joints
 
 __all__ = [
-    "HIDDEN_HIP", "Humanoid", "finger_names", "finger_ups", "limb_bones", "recognise", "snap_limbs",
+    "HIDDEN_HIP", "Humanoid", "finger_names", "finger_ups", "limb_bones", "outline_humanoid", "recognise", "snap_limbs",
     "split_role", "standard_bones", "standard_joints",
 ]

@@ -54,16 +54,18 @@ class Humanoid:
     joints: dict | None = field(default=None, repr=False)   # standard_joints, once computed
     markers: dict | None = None   # marker name -> point placed by the user (markers.py; upright frame)
     cues: dict = field(default_factory=dict)   # role -> the cue that placed its joint (landmark_cues.py)
+    outline: bool = False    # recognised on the front outline's medial axis (outline.py), not the generic tree
 
 
 def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None,
-              faces=None) -> Humanoid | None:
+              faces=None, hip_search: float = HIP_SEARCH) -> Humanoid | None:
     """The humanoid paths of a generic rig (upright frame), or None if it is not one.
     symmetric: the mesh is its own mirror image in x = 0 (core.symmetry.is_mirror_symmetric); its
     paths are then made symmetric (_symmetric). inside: optional callable(points) ->
     bool array; a spine joint moved to SPINE_DEPTH must stay inside (a dress's slab
     is not the body's). faces: the mesh's welded faces; the hands then get fingers
-    where they have separable ones (standard_joints)."""
+    where they have separable ones (standard_joints). hip_search: the share of a
+    pelvis -> foot path searched for the hip socket (_from_hip)."""
     points, edges = _joint_graph(heads, tails, parents)
     if len(points) < 6:
         return None
@@ -109,8 +111,8 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
         neck = np.vstack([neck, top])
     paths = {"spine": _polyline(pred, points, pelvis, chest), "head": neck,
              "arm.L": _polyline(pred, points, chest, hand_l), "arm.R": _polyline(pred, points, chest, hand_r),
-             "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l)),
-             "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r))}
+             "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l), hip_search),
+             "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r), hip_search)}
     lifted = _lift_hidden_hips(paths, floor, height)
     return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths,
                     symmetric=symmetric, vertices=V, inside=inside,
@@ -182,15 +184,15 @@ def _symmetric(paths: dict) -> dict:
     return out
 
 
-def _from_hip(path) -> np.ndarray:
+def _from_hip(path, search: float = HIP_SEARCH) -> np.ndarray:
     """The part of a pelvis -> foot path below the hip socket: where the path, after
-    leaving the pelvis sideways, turns down (within the first HIP_SEARCH of its length);
+    leaving the pelvis sideways, turns down (within the first `search` of its length);
     else at HIP_FRACTION of it."""
     seg = np.diff(path, axis=0)
     length = np.linalg.norm(seg, axis=1)
     arc = np.concatenate([[0.0], np.cumsum(length)])
     for k in range(1, len(path) - 1):
-        if arc[k] > HIP_SEARCH * arc[-1]:
+        if arc[k] > search * arc[-1]:
             break
         if seg[k, 2] < -DOWN * length[k]:
             return path[k:]

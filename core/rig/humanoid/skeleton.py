@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import fingers, landmark_cues, markers
-from ...mesh import vertex_components
+from ...mesh import surface_points, vertex_components
 from ..polyline import length as path_length
 from ..polyline import point_at
 from .recognition import DOWN, NECK_REACH, Humanoid
@@ -45,6 +45,7 @@ SKULL_ABOVE_NECK = 0.02
 NECK_SEARCH = (0.05, 0.85)
 NECK_SLAB = 0.01
 HEAD_WIDER = 1.2
+HEAD_FULL = 0.9
 
 # Standard joints: (role, path, fraction of the path's length). Paths: "spine" pelvis ->
 # chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" hip socket -> foot tip.
@@ -87,7 +88,8 @@ def standard_joints(humanoid: Humanoid) -> dict:
         for side in ((".L", ".R") if path in ("arm", "leg") else ("",)):
             out[role + side] = point_at(humanoid.paths[path + side], fraction)
     if humanoid.vertices is not None:
-        out["neck"], out["head"], humanoid.cues["head"] = _neck_and_skull_base(humanoid.paths["head"], humanoid.vertices)
+        out["neck"], out["head"], humanoid.cues["head"] = _neck_and_skull_base(
+            humanoid.paths["head"], humanoid.vertices, humanoid.faces if humanoid.outline else None)
     if humanoid.vertices is not None and humanoid.faces is not None:
         _middle_joints(out, humanoid)
     for side in (".L", ".R"):
@@ -133,32 +135,57 @@ def _middle_joints(out, humanoid):
                 humanoid.vertices, humanoid.faces, parts, humanoid.paths[limb + side], limb, fraction[role])
 
 
-def _neck_and_skull_base(path, V):
+def _neck_and_skull_base(path, V, faces=None):
     """(neck, head, cue) joints on the chest -> head tip path: the head SKULL_ABOVE_NECK of the
     height above the neck's narrowest cross-section (the vertices' sideways extent in a
     thin horizontal slab around the path) below a wider head, the neck at the LANDMARKS
-    ratio of the head's distance along the path; at the LANDMARKS fractions without one
-    (cue "narrowing" or "proportion")."""
+    ratio of the head's distance along the path (cue "narrowing"). Without a neck, with
+    the faces of a body read off its outline (a chibi's or a toy's head sits on its
+    shoulders; outline.py): the head joint where the head's
+    sections, on points spread over the surface, first reach HEAD_FULL of its widest
+    (cue "head base"); else at the LANDMARKS fractions (cue "proportion")."""
     fraction = dict((role, f) for role, _, f in LANDMARKS)
     height = float(np.ptp(V[:, 2]))
     length = path_length(path)
     fractions = np.arange(NECK_SEARCH[0], NECK_SEARCH[1] + 1e-9, 0.02)
-    widths = np.full(len(fractions), np.inf)
-    for k, f in enumerate(fractions):
-        p = point_at(path, f)
-        section = V[(np.abs(V[:, 2] - p[2]) < NECK_SLAB * height)
-                    & (np.hypot(V[:, 0] - p[0], V[:, 1] - p[1]) < NECK_REACH * height)]
-        if len(section) > 3:
-            widths[k] = np.ptp(section[:, 0])
+    widths = _section_widths(path, fractions, V, height)
     # a neck has a wider head above it (the crown narrows to nothing: no neck there)
     above = np.array([np.max(np.where(np.isfinite(widths[k + 1:]), widths[k + 1:], 0), initial=0.0)
                       for k in range(len(widths))])
     neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths), widths, np.inf)
-    at = fractions[int(np.argmin(neck))] if np.isfinite(neck).any() else None
-    if at is None or length <= 0:
+    if np.isfinite(neck).any() and length > 0:
+        at, cue = fractions[int(np.argmin(neck))], "narrowing"
+    elif faces is not None and length > 0:
+        at, cue = _head_base(path, V, faces, height), "head base"
+    else:
         return point_at(path, fraction["neck"]), point_at(path, fraction["head"]), "proportion"
     head = min(at + SKULL_ABOVE_NECK * height / length, 0.95)
-    return point_at(path, head * fraction["neck"] / fraction["head"]), point_at(path, head), "narrowing"
+    return point_at(path, head * fraction["neck"] / fraction["head"]), point_at(path, head), cue
+
+
+def _section_widths(path, fractions, P, height, depth: bool = False):
+    """Sideways extent of the points P in a slab NECK_SLAB of the height thick around each
+    fraction of the path, within NECK_REACH of it sideways (with `depth`: times their
+    extent front to back); inf where fewer than 4."""
+    widths = np.full(len(fractions), np.inf)
+    for k, f in enumerate(fractions):
+        p = point_at(path, f)
+        section = P[(np.abs(P[:, 2] - p[2]) < NECK_SLAB * height)
+                    & (np.hypot(P[:, 0] - p[0], P[:, 1] - p[1]) < NECK_REACH * height)]
+        if len(section) > 3:
+            widths[k] = np.ptp(section[:, 0]) * (np.ptp(section[:, 1]) if depth else 1.0)
+    return widths
+
+
+def _head_base(path, V, faces, height) -> float:
+    """The fraction of the chest -> head tip path where the head's sections (their
+    width times depth, so that straight-out arms, wide but thin, do not count; on points
+    over the surface: a low-poly head has vertices at its corners only) first reach
+    HEAD_FULL of the largest section of the path."""
+    fractions = np.arange(0.0, NECK_SEARCH[1] + 1e-9, 0.02)
+    sizes = _section_widths(path, fractions, surface_points(V, faces, 0.5 * NECK_SLAB * height), height, depth=True)
+    sizes = np.where(np.isfinite(sizes), sizes, 0.0)
+    return float(fractions[int(np.argmax(sizes >= HEAD_FULL * sizes.max()))])
 
 
 def _on_thigh_axis(hip, knee, thigh):
