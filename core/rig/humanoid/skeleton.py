@@ -100,14 +100,14 @@ def standard_joints(humanoid: Humanoid) -> dict:
             out["thigh" + side] = _on_thigh_axis(out["thigh" + side], out["shin" + side],
                                                  point_at(humanoid.paths["leg" + side], THIGH_AXIS))
     if humanoid.vertices is not None:
+        body = _depth_points(humanoid)
         spine = ("hips", "spine", "spine1", "spine2", "neck", "head")
-        for role, p in zip(spine, at_spine_depth([out[r] for r in spine], humanoid.vertices, humanoid.inside)):
+        for role, p in zip(spine, at_spine_depth([out[r] for r in spine], body, humanoid.inside)):
             out[role] = p
         if not humanoid.hidden_legs:
             knees = ["shin.L", "shin.R"]
             out.update({"knee_centre" + role[-2:]: out[role] for role in knees})   # for snap_limbs
-            for role, p in zip(knees, at_spine_depth([out[r] for r in knees], humanoid.vertices, humanoid.inside,
-                                                     KNEE_DEPTH)):
+            for role, p in zip(knees, at_spine_depth([out[r] for r in knees], body, humanoid.inside, KNEE_DEPTH)):
                 out[role] = p
     if humanoid.markers:
         out = markers.apply(out, markers.with_mirrors(humanoid.markers, humanoid.symmetric))
@@ -120,6 +120,16 @@ def standard_joints(humanoid: Humanoid) -> dict:
                     out[f"{digit}{k + 1 if k < 3 else '_tip'}{side}"] = p
     humanoid.joints = out
     return dict(out)
+
+
+def _depth_points(humanoid: Humanoid) -> np.ndarray:
+    """The points whose depth places the spine and the knees: the vertices, or for a body
+    read off its outline (a toy of low-poly boxes, with vertices at their corners only:
+    a face's few vertices in front would pull the spine forward) points over its surface."""
+    V = humanoid.vertices
+    if not humanoid.outline or humanoid.faces is None:
+        return V
+    return surface_points(V, humanoid.faces, 0.5 * DEPTH_SLAB[0] * float(np.ptp(V[:, 2])))
 
 
 def _middle_joints(out, humanoid):
