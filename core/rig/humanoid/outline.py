@@ -43,7 +43,7 @@ def outline_humanoid(vertices, faces, symmetric: bool = False, inside=None):
     human = None if bones is None else recognise(*bones, V, symmetric, inside=inside, faces=faces, hip_search=1.0)
     if human is None:
         return None
-    human.paths = _on_arm_line(human.paths, ARM_LEVEL * float(np.ptp(np.asarray(vertices)[:, 2])))
+    human.paths = _on_arm_line(human.paths, ARM_LEVEL * float(extent[2]))
     human.outline = True
     return human
 
