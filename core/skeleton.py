@@ -182,7 +182,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     if human is None and (upright @ turn)[2, 2] > STANDING:
         # interpenetrating pieces hide a standing body in the tree; its front outline shows it
         human = rig.humanoid.outline_humanoid(mesh.vertices @ upright.T, mesh.faces, symmetric,
-                                  lambda P: rig.clearly_inside(P @ upright, *surface))
+                                              lambda P: rig.clearly_inside(P @ upright, *surface))
     if human is None:            # no landmarks: a joint must bend or narrow
         heads, tails, parents, upright = _upright_bones(*joints(True), turn)
     turn = upright @ turn

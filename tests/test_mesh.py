@@ -155,3 +155,14 @@ def test_close_t_junctions_leaves_a_vertex_off_the_edge():
     m = len(V) - 1
     cracked = np.vstack([F[1:], [[a, m, c], [m, b, c]]])
     np.testing.assert_array_equal(mesh.close_t_junctions(V, cracked, 1e-4), cracked)
+
+
+def test_surface_points_cover_a_big_flat_face_at_the_spacing():
+    from scipy.spatial import cKDTree
+    V = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=float)
+    F = np.array([[0, 1, 2], [0, 2, 3]])
+    P = mesh.surface_points(V, F, 0.05)
+    assert np.allclose(P[:, 2], 0) and P[:, :2].min() >= -1e-12 and P[:, :2].max() <= 1 + 1e-12
+    u, v = np.meshgrid(np.linspace(0, 1, 41), np.linspace(0, 1, 41))
+    gap, _ = cKDTree(P).query(np.stack([u.ravel(), v.ravel(), 0 * u.ravel()], axis=1))
+    assert gap.max() < 0.05              # the vertices alone leave the middle 0.7 away

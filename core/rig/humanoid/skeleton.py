@@ -151,9 +151,8 @@ def _neck_and_skull_base(path, V, faces=None):
     thin horizontal slab around the path) below a wider head, the neck at the LANDMARKS
     ratio of the head's distance along the path (cue "narrowing"). Without a neck, with
     the faces of a body read off its outline (a chibi's or a toy's head sits on its
-    shoulders; outline.py): the head joint where the head's
-    sections, on points spread over the surface, first reach HEAD_FULL of its widest
-    (cue "head base"); else at the LANDMARKS fractions (cue "proportion")."""
+    shoulders; outline.py): the head joint at the head's base (_head_base, cue "head
+    base"); else at the LANDMARKS fractions (cue "proportion")."""
     fraction = dict((role, f) for role, _, f in LANDMARKS)
     height = float(np.ptp(V[:, 2]))
     length = path_length(path)
