@@ -22,7 +22,7 @@ from ..bones import END_REACH
 from .recognition import FOOT_LEVEL, recognise
 
 ROWS = 128                # outline resolution: pixels over the height
-ARM_LEVEL = 0.05          # straight-out arms' outer halves lie level within this share of the height
+ARM_LEVEL = 0.05          # straight-out arms' outer quarters lie level within this share of the height
 GAP = 0.03                # a gap between the legs at least this share of the height high
 SOLE, SOLE_GAP = 0.03, 0.05   # floor contact: this near the floor; a gap this wide parts two feet (shares of the height)
 SMOOTH = 8                # rounds of averaging the axis depth along the tree
@@ -72,9 +72,9 @@ def _on_arm_line(paths, tolerance):
     """Paths whose chest lies on the line of straight-out arms. Where the arms meet a
     wider head or shoulders above them, the medial axis runs up from each arm to meet
     the others there, above the arms: the chest then goes down the centre line to the
-    arms' level (the mean height of the arms' outer halves, when those are level within
+    arms' level (the mean height of the arms' outer quarters, when those are level within
     `tolerance`), the arms start there and leave out their climb."""
-    outer = [p[len(p) // 2:] for p in (paths["arm.L"], paths["arm.R"])]
+    outer = [p[3 * len(p) // 4:] for p in (paths["arm.L"], paths["arm.R"])]
     if any(np.ptp(p[:, 2]) > tolerance for p in outer):
         return paths                                    # arms hanging or raised: their own line
     level = float(np.mean([p[:, 2].mean() for p in outer]))
