@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from bonesmith.core.rig.humanoid import outline_humanoid, standard_joints
+from bonesmith.core.rig.humanoid.outline import _one_foot_a_side
 from bonesmith.core.skeleton import extract_skeleton
 
 from conftest import merge, voxel_mesh
@@ -50,13 +51,26 @@ def test_a_chibi_of_interpenetrating_boxes_is_a_humanoid_on_its_outline():
         assert sign * joints["hand_tip" + side][0] > 0.4
 
 
-def test_a_four_legged_animal_of_boxes_is_no_outline_humanoid():
-    V, F = boxes(((-6, -2), (-14, -10), (0, 12)), ((2, 6), (-14, -10), (0, 12)),   # front legs
-                 ((-6, -2), (10, 14), (0, 12)), ((2, 6), (10, 14), (0, 12)),       # hind legs
-                 ((-7, 7), (-16, 16), (11, 20)),                                   # body
-                 ((-4, 4), (-24, -14), (18, 28)),                                  # head
-                 ((-16, -6), (-20, -18), (24, 26)), ((6, 16), (-20, -18), (24, 26)))   # ears out to the sides
-    assert outline_humanoid(V, F, symmetric=True) is None
+def four_legs(leg_height, neck_top):
+    """A four-legged animal of boxes, body 32 voxels long, head at the front with ears out
+    to the sides."""
+    return boxes(((-6, -2), (-14, -10), (0, leg_height)), ((2, 6), (-14, -10), (0, leg_height)),   # front legs
+                 ((-6, -2), (10, 14), (0, leg_height)), ((2, 6), (10, 14), (0, leg_height)),       # hind legs
+                 ((-7, 7), (-16, 16), (leg_height - 1, leg_height + 8)),                           # body
+                 ((-3, 3), (-16, -10), (leg_height + 6, neck_top)),                                # neck
+                 ((-4, 4), (-24, -10), (neck_top - 6, neck_top)),                                  # head
+                 ((-16, -4), (-14, -12), (neck_top - 3, neck_top - 1)),
+                 ((4, 16), (-14, -12), (neck_top - 3, neck_top - 1)))
+
+
+def test_a_four_legged_animal_is_no_outline_humanoid_deeper_than_tall_or_on_two_feet_a_side():
+    V, F = four_legs(12, 28)                         # a horse: deeper than tall
+    assert np.ptp(V[:, 1]) > np.ptp(V[:, 2]) and outline_humanoid(V, F, symmetric=True) is None
+    V, F = four_legs(24, 70)                         # a giraffe: taller than deep, two feet a side
+    assert np.ptp(V[:, 1]) < np.ptp(V[:, 2])
+    assert not _one_foot_a_side(V, F) and outline_humanoid(V, F, symmetric=True) is None
+    V, F = chibi()
+    assert _one_foot_a_side(V, F)
 
 
 def test_kenneys_chibi_mini_gets_the_standard_skeleton_near_its_artists_joints():
@@ -77,5 +91,6 @@ def test_an_outline_humanoid_gets_the_standard_bones_in_any_naming(naming):
     V, F = chibi()
     sk = extract_skeleton(V, F, naming=naming)
     assert sk.info["humanoid"] and len(sk.joints) == 22
+    assert sk.info["landmark_cues"]["chin"] == "head base"       # read off the outline
     if naming == "bonesmith":
         assert sum(n.startswith("arm_") for n in sk.names) == 8 and sum(n.startswith("leg_") for n in sk.names) == 8

@@ -24,9 +24,10 @@ from .recognition import FOOT_LEVEL, recognise
 ROWS = 128                # outline resolution: pixels over the height
 ARM_LEVEL = 0.05          # straight-out arms' outer quarters lie level within this share of the height
 GAP = 0.03                # a gap between the legs at least this share of the height high
-SOLE, SOLE_GAP = 0.03, 0.05   # floor contact: this near the floor; a gap this wide parts two feet (shares of the height)
+SOLE = 0.03               # floor contact: the surface this near the floor (share of the height)
+SOLE_GAP = 0.05           # ... a gap in it this wide parts two feet (share of the height)
 SMOOTH = 8                # rounds of averaging the axis depth along the tree
-SPUR = 0.5                # a branch reaching less than this x its junction's half-width past the junction is a corner's spur
+SPUR = 0.5                # a branch reaching less than this x its junction's half-width past it: a corner's spur
 
 
 def outline_humanoid(vertices, faces, symmetric: bool = False, inside=None):
