@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS, Worker, list_records, markdown_table, source_of  # noqa: E402
 
+
 def run_one(path) -> dict:
     """Auto Skeleton (naming "rigify") and Generate Rig on one record, in a fresh scene."""
     import time

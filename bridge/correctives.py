@@ -21,7 +21,7 @@ from ..core import correctives
 from ..core.correctives import bake
 from ..core.errors import BonesmithError
 from . import training_data
-from .armature import set_mode, bone_ends, require_bones
+from .armature import bone_ends, require_bones, set_mode
 from .mesh import matrix_to_numpy, transform_points
 from .pose import kept_pose
 from .mesh import combine_rest

@@ -176,13 +176,13 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     heads, tails, parents, upright = _upright_bones(*joints(False), turn)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
     surface = (V, F) if len(V) < len(mesh.vertices) else (mesh.vertices, mesh.surface_faces)   # decimated: the proxy
+    def inside(P):
+        return rig.clearly_inside(P @ upright, *surface)
     human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
-                                   inside=lambda P: rig.clearly_inside(P @ upright, *surface),
-                                   faces=mesh.faces)   # for the fingers
+                                   inside=inside, faces=mesh.faces)   # faces: for the fingers
     if human is None and (upright @ turn)[2, 2] > STANDING:
         # interpenetrating pieces hide a standing body in the tree; its front outline shows it
-        human = rig.humanoid.outline_humanoid(mesh.vertices @ upright.T, mesh.faces, symmetric,
-                                              lambda P: rig.clearly_inside(P @ upright, *surface))
+        human = rig.humanoid.outline_humanoid(mesh.vertices @ upright.T, mesh.faces, symmetric, inside)
     if human is None:            # no landmarks: a joint must bend or narrow
         heads, tails, parents, upright = _upright_bones(*joints(True), turn)
     turn = upright @ turn

@@ -19,6 +19,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from ...mesh import surface_points
 from ..bones import END_REACH
+from ..graph import length_graph
 from .recognition import FOOT_LEVEL, recognise
 
 ROWS = 128                # outline resolution: pixels over the height
@@ -134,6 +135,7 @@ def _legs_from_crotch(filled, rows, cols, pred, kept):
     above the gap's top, the rest of it up to the next junction goes, and both hang from
     a new pixel there, which hangs from the nearest axis pixel above it (in the middle
     where the axis has one)."""
+    pred = pred.copy()
     alive = np.zeros(len(rows), bool)
     alive[kept] = True
     children = np.bincount(pred[alive & (pred >= 0)], minlength=len(rows))
@@ -207,29 +209,24 @@ def _thin(image):
             return img[1:-1, 1:-1].astype(bool)
 
 
-_NEIGHBOURS = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if dr or dc]
+_FORWARD = ((0, 1), (1, -1), (1, 0), (1, 1))     # each 8-neighbour pair once
 
 
 def _axis_tree(rows, cols, radius):
-    """The 8-connected axis pixels as a tree: (kept pixel indices, their parents), from
-    the widest pixel of the largest connected piece, breadth-first (the one-pixel loops
-    where axis lines meet are broken; the other pieces are left out)."""
+    """The 8-connected axis pixels as a tree: (the pixels' breadth-first order, each
+    pixel's parent), from the widest pixel of the largest connected piece (the one-pixel
+    loops where axis lines meet are broken; the other pieces are left out)."""
     index = -np.ones((rows.max() + 2, cols.max() + 2), dtype=int)
     index[rows, cols] = np.arange(len(rows))
-    a, b = [], []
-    for dr, dc in _NEIGHBOURS:
-        r, c = rows + dr, cols + dc
-        other = np.where((r >= 0) & (c >= 0), index[np.clip(r, 0, None), np.clip(c, 0, None)], -1)
-        a.append(np.flatnonzero(other >= 0))
-        b.append(other[other >= 0])
-    a, b = np.concatenate(a), np.concatenate(b)
-    step = np.hypot(rows[a] - rows[b], cols[a] - cols[b])
-    graph = coo_matrix((step, (a, b)), shape=(len(rows),) * 2).tocsr()
+    edges = []
+    for dr, dc in _FORWARD:
+        other = np.where(cols + dc >= 0, index[rows + dr, np.maximum(cols + dc, 0)], -1)
+        edges.append(np.stack([np.flatnonzero(other >= 0), other[other >= 0]], axis=1))
+    graph = length_graph(np.stack([rows, cols], axis=1).astype(float), np.vstack(edges))
     _, label = connected_components(graph, directed=False)
     main = np.flatnonzero(label == np.bincount(label).argmax())
     root = int(main[np.argmax(radius[rows[main], cols[main]])])
-    order, pred = breadth_first_order(graph, root, directed=False)
-    return order, pred
+    return breadth_first_order(graph, root, directed=False)
 
 
 def _prune(order, pred, rows, cols, radius):
