@@ -289,13 +289,21 @@ def test_a_body_modelled_without_its_head_is_a_humanoid(woman):
 def test_a_crown_is_headgear_but_wings_are_no_humanoid():
     """Extra tips above the chest near the head's tip (a crown's points, a helmet's
     parts, ears; quatU_men_king and men_swat were missed) do not stop recognition, even
-    when the generic tree hangs them from low down; wings from the chest still do."""
+    when the generic tree hangs them from low down, nor do antennae out to the sides when
+    the head's tip is one of a pair (a bee astronaut was missed); wings from the chest
+    still do."""
     from bonesmith.core.rig import humanoid
     body = robed_rig(0.9)
     crowned = body
     for x in (0.06, -0.06):
         crowned = with_branch(crowned, 2, [(0, 0.15, 1.4), (x, 0.05, 1.78)])
     assert humanoid.recognise(*crowned, symmetric=True) is not None
+    antennae = body                  # the highest tip is one of a pair: headgear is judged from either
+    for x in (0.06, -0.06):          # (leaf tails are read at twice their length: END_REACH)
+        antennae = with_branch(antennae, 4, [(x, 0.0, 1.8)])
+    for x in (0.22, -0.22):
+        antennae = with_branch(antennae, 4, [(x, 0.05, 1.66)])
+    assert humanoid.recognise(*antennae, symmetric=True) is not None
     winged = body
     for x in (0.6, -0.6):
         winged = with_branch(winged, 3, [(0.2 * np.sign(x), 0.2, 1.45), (x, 0.3, 1.7)])

@@ -51,6 +51,32 @@ def test_a_chibi_of_interpenetrating_boxes_is_a_humanoid_on_its_outline():
         assert sign * joints["hand_tip" + side][0] > 0.4
 
 
+def bunny():
+    """A toy bunny 1.16 tall: legs 0.12 long and close together, a body up to half its
+    height with arms straight out at its top, a head with two ears; every piece a
+    separate box."""
+    return boxes(((-5, -1), (-3, 3), (0, 8)), ((1, 5), (-3, 3), (0, 8)),           # legs, into the body
+                 ((-9, 9), (-5, 5), (6, 31)),                                     # body
+                 ((-28, -8), (-2, 2), (27, 31)), ((8, 28), (-2, 2), (27, 31)),    # arms, into the body
+                 ((-14, 14), (-8, 8), (30, 48)),                                  # head
+                 ((-12, -7), (-2, 2), (47, 58)), ((7, 12), (-2, 2), (47, 58)))    # ears
+
+
+def test_a_short_legged_toy_has_two_feet_and_its_hips_on_its_legs():
+    """Its feet are close along the tree (one extremity by EXTREMITY_SPAN) but on either
+    side of the plane at the floor; its pelvis is low, but the gap between its legs is
+    seen: no robe's hem to lift the hips from (recognition._lift_hidden_hips)."""
+    V, F = bunny()
+    human = outline_humanoid(V, F, symmetric=True)
+    assert human is not None and not human.hidden_legs
+    joints = standard_joints(human)
+    for side, sign in ((".L", 1), (".R", -1)):
+        hip, foot = joints["thigh" + side], joints["foot" + side]
+        assert hip[2] < 0.2 and 0.02 < sign * hip[0] < 0.1               # on its leg, not lifted to the chest
+        assert foot[2] < 0.08 and 0.02 < sign * foot[0] < 0.1
+        assert abs(joints["upper_arm" + side][2] - 0.58) < 0.04
+
+
 def four_legs(leg_height, neck_top):
     """A four-legged animal of boxes, body 32 voxels long, head at the front with ears out
     to the sides."""

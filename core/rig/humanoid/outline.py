@@ -41,8 +41,9 @@ def outline_humanoid(vertices, faces, symmetric: bool = False, inside=None):
         return None                      # lying or long (a bird's tail, a fish), or four-legged
     bones = outline_bones(V, faces)
     # each leg hangs from the crotch by one sideways bone (_legs_from_crotch): its socket
-    # is where the leg turns down, however short the leg
-    human = None if bones is None else recognise(*bones, V, symmetric, inside=inside, faces=faces, hip_search=1.0)
+    # is where the leg turns down, however short the leg, and no robe hides it
+    human = None if bones is None else recognise(*bones, V, symmetric, inside=inside, faces=faces,
+                                                 hip_search=1.0, legs_seen=True)
     if human is None:
         return None
     human.paths = _on_arm_line(human.paths, ARM_LEVEL * float(extent[2]))

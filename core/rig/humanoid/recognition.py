@@ -58,14 +58,16 @@ class Humanoid:
 
 
 def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=None,
-              faces=None, hip_search: float = HIP_SEARCH) -> Humanoid | None:
+              faces=None, hip_search: float = HIP_SEARCH, legs_seen: bool = False) -> Humanoid | None:
     """The humanoid paths of a generic rig (upright frame), or None if it is not one.
     symmetric: the mesh is its own mirror image in x = 0 (core.symmetry.is_mirror_symmetric); its
     paths are then made symmetric (_symmetric). inside: optional callable(points) ->
     bool array; a spine joint moved to SPINE_DEPTH must stay inside (a dress's slab
     is not the body's). faces: the mesh's welded faces; the hands then get fingers
     where they have separable ones (standard_joints). hip_search: the share of a
-    pelvis -> foot path searched for the hip socket (_from_hip)."""
+    pelvis -> foot path searched for the hip socket (_from_hip). legs_seen: the legs part
+    at a gap seen between them (the front outline's crotch), so a low pelvis is no
+    robe's hem (_lift_hidden_hips) but a short-legged body's."""
     points, edges = _joint_graph(heads, tails, parents)
     if len(points) < 6:
         return None
@@ -73,7 +75,7 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
     height, width = np.ptp(V[:, 2]), max(np.ptp(V[:, 0]), 1e-12)
     floor = V[:, 2].min()
     dist, pred = _tree_distances(points, edges)
-    tips = _extremities(points, edges, dist, height, HEAD_CENTRE * width)
+    tips = _extremities(points, edges, dist, height, HEAD_CENTRE * width, floor + FOOT_LEVEL * height)
     feet = _feet([t for t in tips if points[t, 2] < floor + FOOT_LEVEL * height], points, dist)
     if feet is None:
         return None
@@ -113,7 +115,7 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
              "arm.L": _polyline(pred, points, chest, hand_l), "arm.R": _polyline(pred, points, chest, hand_r),
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l), hip_search),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r), hip_search)}
-    lifted = _lift_hidden_hips(paths, floor, height)
+    lifted = paths if legs_seen else _lift_hidden_hips(paths, floor, height)
     return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths,
                     symmetric=symmetric, vertices=V, inside=inside,
                     faces=None if faces is None else np.asarray(faces))
@@ -135,10 +137,11 @@ def _top_on_plane(points, V, centre_band, height):
 
 
 def _headgear(tip, head, chest, points, height) -> bool:
-    """A tip above the chest within HEADGEAR x height of the head's tip: a crown's points,
-    a helmet's parts, animal ears, not a limb (arms end farther, wings and tails lower)."""
-    return bool(points[tip, 2] > points[chest, 2]
-                and np.linalg.norm(points[tip] - points[head]) < HEADGEAR * height)
+    """A tip above the chest within HEADGEAR x height of the head's tip or of its mirror
+    image (the tip may be one of a pair: ears, horns, antennae): a crown's points, a
+    helmet's parts, animal ears, not a limb (arms end farther, wings and tails lower)."""
+    near = min(np.linalg.norm(points[tip] - points[head] * m) for m in (1.0, MIRROR))
+    return bool(points[tip, 2] > points[chest, 2] and near < HEADGEAR * height)
 
 
 def _on_torso(tip, torso, points, height) -> bool:
@@ -230,17 +233,20 @@ def _tree_distances(points, edges):
     return shortest_path(length_graph(points, edges), directed=False, return_predecessors=True)
 
 
-def _extremities(points, edges, dist, height, centre_band) -> list:
+def _extremities(points, edges, dist, height, centre_band, foot_level) -> list:
     """One tip per extremity (leaves that branch apart within EXTREMITY_SPAN of both, on
     the same side: within `centre_band` of the plane x = 0, left or right of it): the leaf
     farthest from the tree's centre (the node nearest to every leaf). A head is not one
-    extremity with the shoulder pads beside it."""
+    extremity with the shoulder pads beside it; below `foot_level` the plane itself parts
+    the sides: a short-legged body's two feet are two extremities, however close."""
     degree = np.bincount(edges.ravel(), minlength=len(points))
     leaves = np.flatnonzero(degree == 1)
     finite = np.where(np.isfinite(dist), dist, np.inf)
     centre = int(np.argmin(finite[:, leaves].max(axis=1)))
     span = EXTREMITY_SPAN * height
     band = np.where(points[:, 0] > centre_band, 1, np.where(points[:, 0] < -centre_band, -1, 0))
+    low = points[:, 2] < foot_level
+    band[low] = np.sign(points[low, 0])
     groups = []
     for leaf in sorted(leaves, key=lambda t: -finite[centre, t]):
         for g in groups:
