@@ -81,7 +81,8 @@ def vertex_components(n, F):
 
     Returns (count, labels) as `edge_components`; a vertex in no face is a component.
     """
-    return edge_components(n, triangle_edges(F))
+    F = np.asarray(F).reshape(-1, 3)
+    return edge_components(n, np.concatenate([F[:, [0, 1]], F[:, [1, 2]]]))   # two sides join a triangle
 
 
 def weld_positions(V, cell, *, origin=None, snap: str = "round"):
@@ -243,12 +244,11 @@ def face_adjacency(F):
     m = len(F)
     he, key, _ = _edge_keys(F)
     fid = np.tile(np.arange(m), 3)
-    _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
-    inv = inv.reshape(-1)
-    order = np.argsort(inv, kind="stable")
-    inv_s = inv[order]
-    two = cnt[inv_s] == 2
-    o = order[two]
+    order = np.argsort(key, kind="stable")          # one sort: the half-edges of an edge together
+    ks = key[order]
+    start = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+    cnt = np.diff(np.r_[start, len(ks)])
+    o = order[np.repeat(cnt == 2, cnt)]
     o = o.reshape(-1, 2)          # consecutive pairs share an edge
     a, b = fid[o[:, 0]], fid[o[:, 1]]
     same_dir = (he[o[:, 0], 0] == he[o[:, 1], 0])
@@ -261,12 +261,15 @@ def orient_faces(F):
     Non-orientable conflicts (Moebius-like) are left as found.
 
     One breadth-first search from a virtual face joined to the first face of every
-    patch (a mesh of 10k separate hair cards costs one search, not 10k)."""
+    patch (a mesh of 10k separate hair cards costs one search, not 10k); none where
+    every neighbour already agrees (the usual case)."""
     m = len(F)
     a, b, same = face_adjacency(F)
     if len(a) == 0:
         return F.copy(), np.zeros(m, bool), np.arange(m)
     n_lab, lab = edge_components(m, np.stack([a, b], axis=1))
+    if not same.any():
+        return F.copy(), np.zeros(m, bool), lab
     first = np.full(n_lab, -1)
     first[lab[::-1]] = np.arange(m)[::-1]
     root = np.full(n_lab, m)
@@ -276,18 +279,16 @@ def orient_faces(F):
     Ga = sp.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m + 1, m + 1)).tocsr()
     S = sp.coo_matrix((inc, (rows, cols)), shape=(m + 1, m + 1)).tocsr()
     order, pred = breadth_first_order(Ga, m, directed=False, return_predecessors=True)
+    # a face is flipped when an odd number of disagreeing links lead to it from the root:
+    # parities summed up the BFS tree by pointer jumping (log of its depth in steps)
+    parent = np.where(pred >= 0, pred, m)             # the virtual root is its own parent
+    parity = np.zeros(m + 1, bool)
     ch = order[1:]
-    pa = pred[ch]
-    inconsistent = (np.asarray(S[pa, ch]).ravel() == 2).tolist()
-    pos = np.empty(m + 1, np.int64)
-    pos[order] = np.arange(len(order))
-    pp = pos[pa].tolist()
-    fl = [False] * len(order)
-    for k in range(len(ch)):              # parents come before children in BFS order
-        fl[k + 1] = fl[pp[k]] ^ inconsistent[k]
-    flip = np.zeros(m + 1, bool)
-    flip[order] = fl
-    flip = flip[:m]
+    parity[ch] = np.asarray(S[pred[ch], ch]).ravel() == 2
+    while (parent != m).any():
+        parity ^= parity[parent]
+        parent = parent[parent]
+    flip = parity[:m]
     Fo = F.copy()
     Fo[flip] = Fo[flip][:, ::-1]
     return Fo, flip, lab

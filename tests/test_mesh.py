@@ -130,6 +130,25 @@ def test_consistent_winding_repairs_a_half_flipped_mesh_and_keeps_a_consistent_o
 
 
 
+def test_orient_faces_makes_a_long_randomly_flipped_strip_agree():
+    """A strip of 400 triangles (a breadth-first tree 400 deep, each face's flip the parity
+    of the disagreements on its way to the root) with a third of its faces flipped: every
+    neighbour agrees afterwards, and an agreeing mesh comes back as it is."""
+    n = 201                       # vertex pairs (2 i, 2 i + 1) along the strip
+    F = np.array([t for i in range(n - 1) for t in ((2 * i, 2 * i + 2, 2 * i + 1), (2 * i + 1, 2 * i + 2, 2 * i + 3))])
+    assert not mesh.face_adjacency(F)[2].any()
+    flipped = F.copy()
+    pick = np.random.default_rng(0).random(len(F)) < 1 / 3
+    flipped[pick] = flipped[pick][:, ::-1]
+    assert mesh.face_adjacency(flipped)[2].any()
+    out, flip, lab = mesh.orient_faces(flipped)
+    assert not mesh.face_adjacency(out)[2].any() and (lab == 0).all()
+    assert (flip == pick).all() or (flip == ~pick).all()       # back to F's winding, or all turned
+    out, flip, _ = mesh.orient_faces(F)
+    np.testing.assert_array_equal(out, F)
+    assert not flip.any()
+
+
 def test_close_t_junctions_splits_the_face_across_a_crack():
     """One face of a closed cube split at an edge midpoint, its neighbour not: the mesh
     is open along that edge (a crack) until the neighbour is split too."""

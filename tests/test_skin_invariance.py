@@ -39,3 +39,15 @@ def test_turn_mirror_and_jitter_leave_the_weights(sample_rig, model):
     for name, (Vm, Hm, Tm) in _moves(V, H, T).items():
         W = predict_weights(Vm, F, Hm, P, Tm, model=model)
         assert np.abs(W - W0).max() < TOLERANCE, name
+
+
+def test_the_k_nearest_bones_in_tied_order_without_sorting_whole_rows():
+    """features.tied_smallest gives tied_argsort's first k columns, also where runs of
+    near-equal distances reach past the k + 2 it orders (those rows are sorted whole)."""
+    from bonesmith.core.skinning.features import tied_argsort, tied_smallest
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        m, k = int(rng.integers(3, 12)), int(rng.integers(1, 6))
+        values = np.round(rng.random((40, m)) * rng.choice([1.0, 3.0]), 1)      # many exact ties
+        values += rng.random((40, m)) * 5e-5                                   # ... and near ties (gap 1e-4)
+        np.testing.assert_array_equal(tied_smallest(values, k, 1e-4), tied_argsort(values, 1e-4)[:, :k])

@@ -126,6 +126,26 @@ def tied_argsort(values, gap: float, keys=None):
     return np.take_along_axis(o, np.argsort(key, axis=1, kind="stable"), axis=1)
 
 
+def tied_smallest(values, k: int, gap: float):
+    """tied_argsort(values, gap)[:, :k], without sorting whole rows: the k + 2 smallest of
+    each row are ordered, and the rows where a run of ties could reach past them (no gap
+    after the k-th of them) are sorted whole."""
+    n, m = values.shape
+    if k + 2 >= m:
+        return tied_argsort(values, gap)[:, :k]
+    part = np.argpartition(values, k + 1, axis=1)[:, :k + 2]
+    o = np.argsort(np.take_along_axis(values, part, axis=1), axis=1)
+    cols = np.take_along_axis(part, o, axis=1)
+    v = np.take_along_axis(values, cols, axis=1)
+    step = np.diff(v, axis=1) >= gap
+    run = np.concatenate([np.zeros((n, 1), np.int64), np.cumsum(step, axis=1)], axis=1)
+    out = np.take_along_axis(cols, np.argsort(run * m + cols, axis=1), axis=1)[:, :k]
+    open_rows = np.flatnonzero(~step[:, k - 1:].any(axis=1))    # no run ends within the part
+    if len(open_rows):
+        out[open_rows] = tied_argsort(values[open_rows], gap)[:, :k]
+    return out
+
+
 def _one_ring_neighbours(V, F, h):
     """5 nearest one-ring neighbours per vertex as (offsets (n,5,3)/h, inverse distances h/d)."""
     n = len(V)
@@ -170,7 +190,7 @@ def compute_features(mesh: SkinMesh, bones: Bones, heat_opt: HeatOptions | None 
     t_geo = time.perf_counter() - t1
 
     kk = min(K, J)
-    cand = tied_argsort(geo, GEO_TIE)[:, :kk]
+    cand = tied_smallest(geo, kk, GEO_TIE)
     # bones with real prior weight must be candidates
     W = heat.W
     top_prior = np.argsort(-W, axis=1, kind="stable")[:, :kk]

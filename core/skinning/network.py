@@ -138,13 +138,13 @@ def forward(params: dict, shared, per_cand, valid, logprior) -> np.ndarray:
         s, c, m, lp = shared[a:b], per_cand[a:b], valid[a:b], logprior[a:b]
         # [shared, cand_k] @ W1a == shared @ W1a[:Ds] + cand_k @ W1a[Ds:]
         ds = s.shape[1]
-        pre = (s @ p["W1a"][:ds])[:, None, :] + c @ p["W1a"][ds:] + p["b1a"]
-        e = np.tanh(pre) @ p["W1b"] + p["b1b"]                          # (n,K,E)
+        pre = (s @ p["W1a"][:ds])[:, None, :] + _per_row(c, p["W1a"][ds:]) + p["b1a"]
+        e = _per_row(np.tanh(pre), p["W1b"]) + p["b1b"]                 # (n,K,E)
         g = np.where(m[..., None], e, np.float32(-np.inf)).max(axis=1)    # (n,E)
         g = np.where(np.isfinite(g), g, np.float32(0.0))
         E = e.shape[2]
-        pre2 = e @ p["W2a"][:E] + (g @ p["W2a"][E:])[:, None, :] + p["b2a"]
-        score = (np.tanh(pre2) @ p["W2b"])[..., 0] + p["b2b"][0]          # (n,K)
+        pre2 = _per_row(e, p["W2a"][:E]) + (g @ p["W2a"][E:])[:, None, :] + p["b2a"]
+        score = _per_row(np.tanh(pre2), p["W2b"])[..., 0] + p["b2b"][0]   # (n,K)
         logits = (p["alpha"][0] * lp + score).astype(np.float64)
         logits = np.where(m, logits, MASKED)
         logits -= logits.max(axis=1, keepdims=True)
@@ -152,6 +152,12 @@ def forward(params: dict, shared, per_cand, valid, logprior) -> np.ndarray:
         total = ex.sum(axis=1, keepdims=True)
         out[a:b] = np.divide(ex, total, out=np.zeros_like(ex), where=total > 0)
     return out
+
+
+def _per_row(x, W):
+    """(n, K, D) @ (D, H) as one (n K, D) product: numpy would make n small ones."""
+    n, k, d = x.shape
+    return (x.reshape(n * k, d) @ W).reshape(n, k, W.shape[1])
 
 
 # -- surface smoothing ----------------------------------------------------------------------

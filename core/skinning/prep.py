@@ -20,7 +20,7 @@ from ..mesh import bbox_diagonal, vertex_components
 from ..orientation import MIN_LEGS, count_legs, feet_give_front, upright_turn
 from ..symmetry import is_side_turn, symmetry_turn
 from ..unsubdivide import undo_midpoint_subdivision
-from ..meshprep import box_gaps, component_boxes, check_points, compact, numeric, triangle_areas, unique_faces, validate, weld_normalised
+from ..meshprep import box_gaps, component_boxes, check_points, compact, numeric, unique_faces, validate, weld_normalised
 
 DEGENERATE_AREA = 1e-14      # face area / diagonal^2 below this is dropped
 SLIVER_HEIGHT = 1e-5         # a face thinner than this (x diagonal) is dropped: its normal is noise
