@@ -274,6 +274,9 @@ class SkinModel:
         st = self.stats
         out = []
         for signs in moves:
+            if all(x > 0 for x in signs):               # the character as it is
+                out.append(self._smoothed(forward(self.params, shared, cand, valid, logprior), features))
+                continue
             flipped = flipped_columns(signs)
             s_flip = np.isin(shared_cols, flipped)
             c_flip = np.zeros(cand.shape[1:], bool)
