@@ -278,11 +278,12 @@ class SkinModel:
                 out.append(self._smoothed(forward(self.params, shared, cand, valid, logprior), features))
                 continue
             flipped = flipped_columns(signs)
-            s_flip = np.isin(shared_cols, flipped)
+            s_flip = np.flatnonzero(np.isin(shared_cols, flipped))
             c_flip = np.zeros(cand.shape[1:], bool)
             c_flip[:, :cand_cols.shape[1]] = np.isin(cand_cols, flipped)
-            s = np.where(s_flip, -shared - 2 * st["shared_mean"] / st["shared_std"], shared).astype(np.float32)
-            c = np.where(c_flip, -cand - 2 * st["cand_mean"] / st["cand_std"], cand).astype(np.float32)
+            s, c = shared.copy(), cand.copy()              # only the flipped columns change
+            s[:, s_flip] = -shared[:, s_flip] - (2 * st["shared_mean"] / st["shared_std"])[s_flip]
+            c[:, c_flip] = -cand[:, c_flip] - np.broadcast_to(2 * st["cand_mean"] / st["cand_std"], c_flip.shape)[c_flip]
             out.append(self._smoothed(forward(self.params, s, c, valid, logprior), features))
         return out
 
