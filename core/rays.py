@@ -162,9 +162,10 @@ def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6,
     return blocked
 
 
-def clear_of_plane(P0, P1, T0, E1, E2, margin: float):
-    """(S,) bool: both ends of each segment at least `margin` from its triangle's plane."""
-    n = np.cross(E1, E2)
+def clear_of_plane(P0, P1, T0, E1, E2, margin: float, n=None):
+    """(S,) bool: both ends of each segment at least `margin` from its triangle's plane.
+    n: the triangles' cross(E1, E2) where known (Scene.normals)."""
+    n = np.cross(E1, E2) if n is None else n
     ln = np.sqrt(_dot(n, n))
     s0, s1 = _dot(P0 - T0, n), _dot(P1 - T0, n)
     lim = margin * ln
@@ -240,10 +241,9 @@ class Scene:
                 facing = np.einsum("ij,ij->i", d[active], self.normals[np.maximum(tri, 0)]) < 0
                 ignored |= hit & ~facing
             if margin > 0:
-                f = self.F[np.maximum(tri, 0)]
-                T0 = self.V[f[:, 0]]
-                ignored |= hit & ~clear_of_plane(P0[active], P1[active], T0, self.V[f[:, 1]] - T0,
-                                                 self.V[f[:, 2]] - T0, margin)
+                face = np.maximum(tri, 0)
+                ignored |= hit & ~clear_of_plane(P0[active], P1[active], self.V[self.F[face, 0]], None, None,
+                                                 margin, n=self.normals[face])
             blocked[active[hit & ~ignored]] = True
             again = hit & ignored
             t[active[again]] += hit_t[again] + STEP_PAST
