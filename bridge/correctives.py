@@ -22,9 +22,8 @@ from ..core.correctives import bake
 from ..core.errors import BonesmithError
 from . import training_data
 from .armature import bone_ends, require_bones, set_mode
-from .mesh import matrix_to_numpy, transform_points
+from .mesh import combine_rest, matrix_to_numpy, transform_points
 from .pose import kept_pose
-from .mesh import combine_rest
 from .weights import write_weights_split
 
 PREFIX = "BSC_"          # our shape keys: a re-bake replaces exactly these

@@ -156,16 +156,15 @@ def segments_blocked_exact(V, F, P0, P1, skip_vertex=None, *, tol: float = 1e-6,
             # det = (d x e2) . e1 = -d . (e1 x e2): det > 0 <=> the normal faces the ray
             hit &= det > 0
         if margin > 0:
-            hit &= clear_of_plane(o, P1[a], T0[b], T1[b] - T0[b], T2[b] - T0[b], margin)
+            hit &= clear_of_plane(o, P1[a], T0[b], np.cross(T1[b] - T0[b], T2[b] - T0[b]), margin)
         if hit.any():
             blocked[a[hit]] = True
     return blocked
 
 
-def clear_of_plane(P0, P1, T0, E1, E2, margin: float, n=None):
-    """(S,) bool: both ends of each segment at least `margin` from its triangle's plane.
-    n: the triangles' cross(E1, E2) where known (Scene.normals)."""
-    n = np.cross(E1, E2) if n is None else n
+def clear_of_plane(P0, P1, T0, n, margin: float):
+    """(S,) bool: both ends of each segment at least `margin` from its triangle's plane
+    (through T0, normal n = (T1 - T0) x (T2 - T0), not normalised)."""
     ln = np.sqrt(_dot(n, n))
     s0, s1 = _dot(P0 - T0, n), _dot(P1 - T0, n)
     lim = margin * ln
@@ -242,8 +241,8 @@ class Scene:
                 ignored |= hit & ~facing
             if margin > 0:
                 face = np.maximum(tri, 0)
-                ignored |= hit & ~clear_of_plane(P0[active], P1[active], self.V[self.F[face, 0]], None, None,
-                                                 margin, n=self.normals[face])
+                ignored |= hit & ~clear_of_plane(P0[active], P1[active], self.V[self.F[face, 0]],
+                                                 self.normals[face], margin)
             blocked[active[hit & ~ignored]] = True
             again = hit & ignored
             t[active[again]] += hit_t[again] + STEP_PAST

@@ -176,6 +176,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     heads, tails, parents, upright = _upright_bones(*joints(False), turn)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
     surface = (V, F) if len(V) < len(mesh.vertices) else (mesh.vertices, mesh.surface_faces)   # decimated: the proxy
+
     def inside(P):
         return rig.clearly_inside(P @ upright, *surface)
     human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,

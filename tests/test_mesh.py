@@ -129,7 +129,6 @@ def test_consistent_winding_repairs_a_half_flipped_mesh_and_keeps_a_consistent_o
     assert signed_volume(V2, out[:12]) == pytest.approx(1.0)
 
 
-
 def test_orient_faces_makes_a_long_randomly_flipped_strip_agree():
     """A strip of 400 triangles (a breadth-first tree 400 deep, each face's flip the parity
     of the disagreements on its way to the root) with a third of its faces flipped: every

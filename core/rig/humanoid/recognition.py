@@ -74,9 +74,10 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
     V = np.asarray(vertices, dtype=np.float64)
     height, width = np.ptp(V[:, 2]), max(np.ptp(V[:, 0]), 1e-12)
     floor = V[:, 2].min()
+    foot_level = floor + FOOT_LEVEL * height
     dist, pred = _tree_distances(points, edges)
-    tips = _extremities(points, edges, dist, height, HEAD_CENTRE * width, floor + FOOT_LEVEL * height)
-    feet = _feet([t for t in tips if points[t, 2] < floor + FOOT_LEVEL * height], points, dist)
+    tips = _extremities(points, edges, dist, height, HEAD_CENTRE * width, foot_level)
+    feet = _feet([t for t in tips if points[t, 2] < foot_level], points, dist)
     if feet is None:
         return None
     rest = [t for t in tips if t not in feet]
