@@ -172,7 +172,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     tree = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric)
 
     def joints(lean):
-        return _rig_joints(mesh, V, F, Vc, members, tree, opt, detail, symmetric, lean)
+        t = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric, lean=True) if lean else tree
+        return _rig_joints(mesh, V, F, Vc, members, t, opt, detail, symmetric, lean)
     heads, tails, parents, upright = _upright_bones(*joints(False), turn)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
     surface = (V, F) if len(V) < len(mesh.vertices) else (mesh.vertices, mesh.surface_faces)   # decimated: the proxy
@@ -279,11 +280,12 @@ def _upright_bones(pos, par, socket, turn):
     return heads @ upright.T, tails @ upright.T, parents, upright
 
 
-def _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric):
+def _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric, lean=False):
     """Skeleton graph of the proxy -> rooted tree for _rig_joints: (X (k, 3) node
-    positions, radius (k,), adj, root, parts); adj is None for a blob (no tree to cut)."""
+    positions, radius (k,), adj, root, parts); adj is None for a blob (no tree to cut).
+    lean: a character without a humanoid's landmarks (_parts)."""
     X, radius = rig.refine_nodes(V, Vc, nodes, members)
-    parts = _parts(V, F, nodes, edges, members)
+    parts = _parts(V, F, radius, edges, members, opt["min_part"], lean)
     X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         adj = None
@@ -330,24 +332,30 @@ class _Parts(NamedTuple):
     extent: np.ndarray       # (C,) per part, its longest bounding-box side
     owner: np.ndarray        # (V,) graph node each proxy vertex was merged into
     vertex_area: np.ndarray  # (V,) area per vertex for the centre of mass (0 on sheets)
-    ring: np.ndarray         # (C,) per part, whether it winds around empty space (a rib)
+    boneless: np.ndarray     # (C,) per part, whether it gets no bones (a rib; without landmarks, a rigid leaf part)
 
 
-def _parts(V, F, nodes, edges, members):
-    """Parts of the proxy (V, F) from its collapse graph (nodes, edges, members)."""
+def _parts(V, F, radius, edges, members, min_part, lean=False):
+    """Parts of the proxy (V, F) from its collapse graph (node radii, edges, members);
+    lean: a character without landmarks (rigid leaf parts get no bones)."""
     vertex_area = one_ring_areas(V, F) / 3
     mass = np.array([vertex_area[m].sum() for m in members])
-    comp = rig.node_components(len(nodes), edges)
+    comp = rig.node_components(len(radius), edges)
     comp_mass = np.bincount(comp, weights=mass)
     extent = rig.part_extents(V, members, comp)
     owner = np.empty(len(V), np.int64)
     for k, m in enumerate(members):
         owner[m] = k
     solid = rig.solid_parts(V, F, comp[owner], comp_mass)
-    ring = rig.ring_parts(V, F, comp[owner], vertex_area)
+    boneless = rig.ring_parts(V, F, comp[owner], vertex_area)
+    if lean:             # no landmarks: rigid pieces at the ends follow the bone they sit on
+        weights = rig.body_weights(comp_mass, solid)[comp]
+        body = int(np.argmax(np.bincount(comp, weights)))      # join_parts' body: the heaviest nodes
+        thickness = rig.part_thickness(radius, comp, len(extent))
+        boneless = boneless | rig.rigid_leaf_parts(V, comp[owner], body, boneless | (extent < min_part), thickness)
     if solid.any():       # a sheet (a tail fan, a cape) is no centre of mass
         vertex_area = vertex_area * solid[comp[owner]]
-    return _Parts(comp, rig.body_weights(comp_mass, solid), extent, owner, vertex_area, ring)
+    return _Parts(comp, rig.body_weights(comp_mass, solid), extent, owner, vertex_area, boneless)
 
 
 def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
@@ -361,7 +369,7 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
                                   [V[m] for m in members], min_part=opt["min_part"],
                                   min_branch=opt["min_branch"],
                                   inside_body=_inside_body(V, F, parts.owner, len(parts.comp)),
-                                  absorb=ABSORB, ring=parts.ring[parts.comp])
+                                  absorb=ABSORB, boneless=parts.boneless[parts.comp])
     tree = rig.spanning_tree(X, kept, joined)
     adj = rig.adjacency(0, tree)
     if len(kept) == 1:

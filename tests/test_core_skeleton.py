@@ -686,6 +686,34 @@ def test_ribs_around_a_spine_get_no_bones():
     assert np.linalg.norm(ends[:, :2], axis=1).max() < 0.2      # none out in a rib
 
 
+def test_rigid_leaf_parts_are_stubby_parts_that_carry_nothing():
+    from bonesmith.core.rig import rigid_leaf_parts
+    shapes = {"body": box([0, 0, 0], [1.0, 0.4, 0.4]), "eye": ellipsoid([0.3, 0.25, 0.1], [0.08, 0.08, 0.08]),
+              "thigh": box([-0.3, 0, -0.3], [0.15, 0.15, 0.2]), "shin": box([-0.3, 0, -0.52], [0.15, 0.15, 0.2]),
+              "antenna": box([0.4, 0, 0.45], [0.03, 0.03, 0.5])}
+    V, _ = merge(*shapes.values())
+    part = np.repeat(np.arange(len(shapes)), [len(v) for v, _ in shapes.values()])
+    thickness = np.array([0.4, 0.16, 0.15, 0.15, 0.03])      # twice the radius of each
+    rigid = rigid_leaf_parts(V, part, body=0, skip=np.zeros(len(shapes), bool), thickness=thickness)
+    # the thigh carries the shin; the antenna is slender: an animator bends it
+    assert dict(zip(shapes, rigid.tolist())) == {
+        "body": False, "eye": True, "thigh": False, "shin": True, "antenna": False}
+
+
+def test_a_toy_fishs_eyes_and_fins_follow_its_body_and_its_antenna_keeps_a_chain():
+    body = ellipsoid([0, 0, 0], [0.8, 0.2, 0.25])
+    eyes = [ellipsoid([0.5, s * 0.17, 0.08], [0.1, 0.1, 0.1]) for s in (1, -1)]
+    fins = [box([0.0, s * 0.27, -0.05], [0.2, 0.15, 0.02], 2) for s in (1, -1)]
+    antenna = box([0.55, 0, 0.42], [0.03, 0.03, 0.5], 4)
+    sk = extract_skeleton(*merge(body, *eyes, *fins, antenna))
+    assert not sk.info["humanoid"] and is_one_tree(sk.parents)
+    ends = np.vstack([sk.joints, sk.tails])
+    for centre in ([0.5, 0.17, 0.08], [0.5, -0.17, 0.08], [0.0, 0.3, -0.05], [0.0, -0.3, -0.05]):
+        assert np.linalg.norm(ends - centre, axis=1).min() > 0.15    # 0.02-0.03 with a chain in each
+    assert len(sk) <= 10                                             # 21 with them
+    assert ends[:, 2].max() > 0.5                                    # up the antenna (0.17-0.67)
+
+
 def test_a_skeleton_of_separate_bones_is_a_humanoid_without_bones_in_its_ribs():
     d = np.load(Path(__file__).resolve().parent / "data" / "quat_Skeleton.npz")
     V, F = d["verts"].astype(np.float64), d["faces"].astype(np.int64)

@@ -9,6 +9,8 @@ cannot bend: its graph is straightened onto its axis first.
 from __future__ import annotations
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order, minimum_spanning_tree
 from scipy.spatial import ConvexHull, QhullError, cKDTree
 
 from .graph import adjacency, edge_list, node_components
@@ -33,6 +35,10 @@ ISOTROPIC = 0.8
 # no vertex is nearer the centre than RING_HOLLOW x its extent.
 RING_GAP_DEGREES = 180.0
 RING_HOLLOW = 0.2
+# A separate part at an end of the tree of parts that is shorter than SLENDER x its
+# breadth is rigid: it follows the bone it sits on (characters without a humanoid's
+# landmarks; chosen per studio: docs/auto_skeleton.md#joint-budget).
+SLENDER = 2.5
 
 
 def solid_parts(V, F, part, area, min_ratio: float = SOLID_RATIO):
@@ -98,6 +104,60 @@ def ring_parts(V, F, part, vertex_area) -> np.ndarray:
     return out
 
 
+def rigid_leaf_parts(V, part, body: int, skip, thickness, slender: float = SLENDER) -> np.ndarray:
+    """Per part: a rigid piece sitting at an end of the body's tree of parts (an eye, a
+    fin, a plate, a stub), which follows the bone it sits on (docs/auto_skeleton.md#parts)?
+
+    A part is a leaf when nothing hangs off it in the tree that joins the parts by their
+    shortest gaps, rooted at the body (a mech's thigh carries its shin; its foot and a
+    fish's eyes carry nothing), and stubby when its extent along its main axis is less
+    than `slender` x its breadth: the smaller of its extent along the second axis and
+    its thickness (a bent leg spreads along the second axis but is thin). An antenna, a
+    spike or a bent leg is long for its breadth, an eye or a fin is not.
+
+    V (V, 3) proxy vertices; part (V,) part label of each vertex (0..P-1); body: the
+    body's label; skip (P,) bool: parts left out of the tree (too small, rings);
+    thickness (P,): per part, twice its largest node radius (part_thickness). Returns (P,) bool.
+    """
+    out = np.zeros(len(skip), bool)
+    for c in np.flatnonzero(~skip):
+        P = V[part == c]
+        if len(P) >= 4:
+            Q = (P - P.mean(axis=0)) @ np.linalg.eigh(np.cov(P.T))[1]
+            out[c] = np.ptp(Q[:, 2]) < slender * min(np.ptp(Q[:, 1]), thickness[c])
+    out[body] = False
+    if out.any():
+        out &= ~_carrying(V, part, body, skip)
+    return out
+
+
+def part_thickness(radius, comp, n: int) -> np.ndarray:
+    """(n,) per part, twice the largest of its graph nodes' radii (refine_nodes: the mean
+    distance from a node to the vertices merged into it); radius, comp (k,) per node."""
+    thickness = np.zeros(n)
+    np.maximum.at(thickness, comp, 2 * np.asarray(radius, dtype=np.float64))
+    return thickness
+
+
+def _carrying(V, part, body, skip) -> np.ndarray:
+    """Per part: does another part hang off it in the minimum spanning tree of the
+    parts (not skipped) by their shortest gaps, rooted at the body? (P,) bool."""
+    n = int(part.max()) + 1
+    use = np.array([c for c in range(n) if c == body or not skip[c]])
+    gap = np.full((len(use), n), np.inf)
+    for i, c in enumerate(use):
+        d, _ = cKDTree(V[part == c]).query(V)
+        np.minimum.at(gap[i], part, d)
+    G = gap[:, use]
+    G = np.minimum(G, G.T) + 1e-12              # touching parts: a tiny gap, still an edge
+    np.fill_diagonal(G, 0.0)
+    tree = minimum_spanning_tree(csr_matrix(G))
+    _, pred = breadth_first_order(tree + tree.T, int(np.flatnonzero(use == body)[0]), directed=False)
+    out = np.zeros(n, bool)
+    out[use[pred[pred >= 0]]] = True
+    return out
+
+
 def part_extents(V, members, comp):
     """Longest bounding-box side of the vertices merged into each graph component.
 
@@ -126,7 +186,7 @@ def body_weights(mass, solid):
 
 
 def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float,
-               inside_body=None, absorb: float = 1.0, ring=None):
+               inside_body=None, absorb: float = 1.0, boneless=None):
     """Make one connected graph out of the per-part skeleton graphs.
 
     Parameters
@@ -151,9 +211,9 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     absorb : float
         A node is absorbed by the body if it is inside it, or within this many body
         radii of a body node.
-    ring : (k,) bool, optional
-        Per node, whether its part is a ring (ring_parts): unless it is the body, it gets
-        no bones.
+    boneless : (k,) bool, optional
+        Per node, whether its part gets no bones unless it is the body (a ring:
+        ring_parts; a rigid leaf part: rigid_leaf_parts).
 
     Returns
     -------
@@ -170,8 +230,8 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     new_edges = [(a, b) for a, b in edge_list(adj) if comp[a] == order[0]]
     for c in order[1:]:
         idx = np.flatnonzero(comp == c)
-        if extent[idx[0]] < min_part or (ring is not None and ring[idx[0]]):
-            continue                       # eyes, buttons, ribs: follow the nearest bone
+        if extent[idx[0]] < min_part or (boneless is not None and boneless[idx[0]]):
+            continue                       # buttons, ribs, a fish's eyes: follow the nearest bone
         _attach_part(X, adj, radius, node_points, idx, kept, new_edges, min_branch=min_branch,
                      inside_body=inside_body, absorb=absorb)
     return np.array(sorted(kept)), new_edges
