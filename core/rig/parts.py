@@ -2,9 +2,10 @@
 """Multi-part meshes: one connected skeleton graph out of one graph per mesh part.
 
 A character is often several loose meshes (body, head, eyes, clothes, hair). The
-heaviest solid part is the body; small parts get no bones, parts overlapping the
-body are absorbed by it, the rest hang off the nearest body node. A convex part (a box)
-cannot bend: its graph is straightened onto its axis first.
+heaviest solid part is the body; small parts and rings get no bones, nor (on a character
+without a humanoid's landmarks) rigid pieces at the ends such as a fish's eyes; parts
+overlapping the body are absorbed by it, the rest hang off the nearest body node. A convex
+part (a box) cannot bend: its graph is straightened onto its axis first.
 """
 from __future__ import annotations
 
