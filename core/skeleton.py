@@ -169,10 +169,17 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
 
     t = time.perf_counter()
     report(0.9, "Building rig")
-    tree = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric)
+    X, radius = rig.refine_nodes(V, Vc, nodes, members)
+    parts = _parts(V, F, nodes, edges, members)
+    tree = _rig_tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric)
 
     def joints(lean):
-        t = _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric, lean=True) if lean else tree
+        t = tree
+        if lean:           # no landmarks: rigid pieces at the ends follow the bone they sit on
+            rigid = _rigid_leaves(V, parts, radius, opt["min_part"])
+            if rigid.any():
+                t = _rig_tree(X, radius, edges, members, parts._replace(boneless=parts.boneless | rigid),
+                              V, F, opt, detail, symmetric)
         return _rig_joints(mesh, V, F, Vc, members, t, opt, detail, symmetric, lean)
     heads, tails, parents, upright = _upright_bones(*joints(False), turn)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
@@ -280,12 +287,10 @@ def _upright_bones(pos, par, socket, turn):
     return heads @ upright.T, tails @ upright.T, parents, upright
 
 
-def _rig_tree(V, F, Vc, nodes, edges, members, opt, detail, symmetric, lean=False):
-    """Skeleton graph of the proxy -> rooted tree for _rig_joints: (X (k, 3) node
-    positions, radius (k,), adj, root, parts); adj is None for a blob (no tree to cut).
-    lean: a character without a humanoid's landmarks (_parts)."""
-    X, radius = rig.refine_nodes(V, Vc, nodes, members)
-    parts = _parts(V, F, radius, edges, members, opt["min_part"], lean)
+def _rig_tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
+    """Skeleton graph of the proxy (refined node positions X, radii, edges, members,
+    parts) -> rooted tree for _rig_joints: (X (k, 3) node positions, radius (k,), adj,
+    root, parts); adj is None for a blob (no tree to cut)."""
     X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         adj = None
@@ -335,27 +340,29 @@ class _Parts(NamedTuple):
     boneless: np.ndarray     # (C,) per part, whether it gets no bones (a rib; without landmarks, a rigid leaf part)
 
 
-def _parts(V, F, radius, edges, members, min_part, lean=False):
-    """Parts of the proxy (V, F) from its collapse graph (node radii, edges, members);
-    lean: a character without landmarks (rigid leaf parts get no bones)."""
+def _parts(V, F, nodes, edges, members):
+    """Parts of the proxy (V, F) from its collapse graph (nodes, edges, members)."""
     vertex_area = one_ring_areas(V, F) / 3
     mass = np.array([vertex_area[m].sum() for m in members])
-    comp = rig.node_components(len(radius), edges)
+    comp = rig.node_components(len(nodes), edges)
     comp_mass = np.bincount(comp, weights=mass)
     extent = rig.part_extents(V, members, comp)
     owner = np.empty(len(V), np.int64)
     for k, m in enumerate(members):
         owner[m] = k
     solid = rig.solid_parts(V, F, comp[owner], comp_mass)
-    boneless = rig.ring_parts(V, F, comp[owner], vertex_area)
-    if lean:             # no landmarks: rigid pieces at the ends follow the bone they sit on
-        weights = rig.body_weights(comp_mass, solid)[comp]
-        body = int(np.argmax(np.bincount(comp, weights)))      # join_parts' body: the heaviest nodes
-        thickness = rig.part_thickness(radius, comp, len(extent))
-        boneless = boneless | rig.rigid_leaf_parts(V, comp[owner], body, boneless | (extent < min_part), thickness)
+    ring = rig.ring_parts(V, F, comp[owner], vertex_area)
     if solid.any():       # a sheet (a tail fan, a cape) is no centre of mass
         vertex_area = vertex_area * solid[comp[owner]]
-    return _Parts(comp, rig.body_weights(comp_mass, solid), extent, owner, vertex_area, boneless)
+    return _Parts(comp, rig.body_weights(comp_mass, solid), extent, owner, vertex_area, ring)
+
+
+def _rigid_leaves(V, parts, radius, min_part):
+    """(C,) per part, a rigid leaf part (rig.rigid_leaf_parts) of a character without
+    landmarks; radius (k,) per graph node (refine_nodes)."""
+    body = int(np.argmax(np.bincount(parts.comp, parts.weight[parts.comp])))   # join_parts' body
+    thickness = rig.part_thickness(radius, parts.comp, len(parts.extent))
+    return rig.rigid_leaf_parts(V, parts.comp[parts.owner], body, parts.boneless | (parts.extent < min_part), thickness)
 
 
 def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
