@@ -686,18 +686,23 @@ def test_ribs_around_a_spine_get_no_bones():
     assert np.linalg.norm(ends[:, :2], axis=1).max() < 0.2      # none out in a rib
 
 
-def test_rigid_leaf_parts_are_stubby_parts_that_carry_nothing():
+def test_rigid_leaf_parts_are_stubby_or_short_thin_parts_that_carry_nothing():
     from bonesmith.core.rig import rigid_leaf_parts
-    shapes = {"body": box([0, 0, 0], [1.0, 0.4, 0.4]), "eye": ellipsoid([0.3, 0.25, 0.1], [0.08, 0.08, 0.08]),
+    shapes = {"body": box([0, 0, 0], [1.0, 0.4, 0.4], 10), "eye": ellipsoid([0.3, 0.25, 0.1], [0.08, 0.08, 0.08]),
               "thigh": box([-0.3, 0, -0.3], [0.15, 0.15, 0.2]), "shin": box([-0.3, 0, -0.52], [0.15, 0.15, 0.2]),
-              "antenna": box([0.4, 0, 0.45], [0.03, 0.03, 0.5])}
+              "antenna": box([0.4, 0, 0.45], [0.03, 0.03, 0.5]),
+              "spike": box([-0.1, 0, 0.36], [0.02, 0.02, 0.3]), "spike on it": box([-0.125, 0, 0.36], [0.02, 0.02, 0.3]),
+              "thick leg": box([0.3, 0, -0.5], [0.22, 0.22, 0.58])}
     V, _ = merge(*shapes.values())
     part = np.repeat(np.arange(len(shapes)), [len(v) for v, _ in shapes.values()])
-    thickness = np.array([0.4, 0.16, 0.15, 0.15, 0.03])      # twice the radius of each
+    thickness = np.array([0.4, 0.16, 0.15, 0.15, 0.03, 0.02, 0.02, 0.22])      # twice the radius of each
     rigid = rigid_leaf_parts(V, part, body=0, skip=np.zeros(len(shapes), bool), thickness=thickness)
-    # the thigh carries the shin; the antenna is slender: an animator bends it
+    # the thigh carries the shin; the antenna is slender and reaches out of the body: an
+    # animator bends it; the spikes are thin and within the body's girth, one on the other
+    # carries no limb; the leg is as short but a thick limb
     assert dict(zip(shapes, rigid.tolist())) == {
-        "body": False, "eye": True, "thigh": False, "shin": True, "antenna": False}
+        "body": False, "eye": True, "thigh": False, "shin": True, "antenna": False,
+        "spike": True, "spike on it": True, "thick leg": False}
 
 
 def test_a_toy_fishs_eyes_and_fins_follow_its_body_and_its_antenna_keeps_a_chain():
@@ -712,6 +717,23 @@ def test_a_toy_fishs_eyes_and_fins_follow_its_body_and_its_antenna_keeps_a_chain
         assert np.linalg.norm(ends - centre, axis=1).min() > 0.15    # 0.02-0.03 with a chain in each
     assert len(sk) <= 10                                             # 21 with them
     assert ends[:, 2].max() > 0.5                                    # up the antenna (0.17-0.67)
+
+
+def test_a_puffers_spikes_follow_its_body():
+    radii = np.array([0.5, 0.45, 0.4])
+    spikes, tips = [], []
+    for axis in range(3):
+        for sign in (1, -1):
+            for offset in (-0.12, 0.12):
+                centre, size = np.zeros(3), np.full(3, 0.03)
+                centre[axis], centre[(axis + 1) % 3], size[axis] = sign * (radii[axis] + 0.13), offset, 0.24
+                spikes.append(box(centre, size, 2))
+                tips.append(centre + sign * 0.12 * np.eye(3)[axis])
+    sk = extract_skeleton(*merge(ellipsoid([0, 0, 0], radii), *spikes))
+    assert not sk.info["humanoid"] and is_one_tree(sk.parents)
+    assert len(sk) <= 8                                              # 43 with a bone in each spike
+    ends = np.vstack([sk.joints, sk.tails])
+    assert min(np.linalg.norm(ends - t, axis=1).min() for t in tips) > 0.2     # 0.02 with them
 
 
 def test_a_skeleton_of_separate_bones_is_a_humanoid_without_bones_in_its_ribs():

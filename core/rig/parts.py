@@ -3,9 +3,10 @@
 
 A character is often several loose meshes (body, head, eyes, clothes, hair). The
 heaviest solid part is the body; small parts and rings get no bones, nor (on a character
-without a humanoid's landmarks) rigid pieces at the ends such as a fish's eyes; parts
-overlapping the body are absorbed by it, the rest hang off the nearest body node. A convex
-part (a box) cannot bend: its graph is straightened onto its axis first.
+without a humanoid's landmarks) rigid pieces at the ends such as a fish's eyes or a
+puffer's spikes; parts overlapping the body are absorbed by it, the rest hang off the
+nearest body node. A convex part (a box) cannot bend: its graph is straightened onto its
+axis first.
 """
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ RING_HOLLOW = 0.2
 # breadth is rigid: it follows the bone it sits on (characters without a humanoid's
 # landmarks; chosen per studio: docs/auto_skeleton.md#joint-budget).
 SLENDER = 2.5
+# ... or thinner than THIN x and shorter than REACH x the thickness of the part it sits
+# on: a spike or a horn within the body's girth (limbs measured 0.44-0.57 of it, spikes
+# and fins 0.06-0.32; chosen per studio: docs/auto_skeleton.md#joint-budget).
+REACH = 1.0
+THIN = 1 / 3
 
 
 def solid_parts(V, F, part, area, min_ratio: float = SOLID_RATIO):
@@ -105,30 +111,51 @@ def ring_parts(V, F, part, vertex_area) -> np.ndarray:
     return out
 
 
-def rigid_leaf_parts(V, part, body: int, skip, thickness, slender: float = SLENDER) -> np.ndarray:
+def rigid_leaf_parts(V, part, body: int, skip, thickness, slender: float = SLENDER,
+                     reach: float = REACH, thin: float = THIN) -> np.ndarray:
     """Per part: a rigid piece sitting at an end of the body's tree of parts (an eye, a
-    fin, a plate, a stub), which follows the bone it sits on (docs/auto_skeleton.md#parts)?
+    fin, a plate, a stub, a spike), which follows the bone it sits on
+    (docs/auto_skeleton.md#parts)?
 
-    A part is a leaf when nothing hangs off it in the tree that joins the parts by their
-    shortest gaps, rooted at the body (a mech's thigh carries its shin; its foot and a
-    fish's eyes carry nothing), and stubby when its extent along its main axis is less
-    than `slender` x its breadth: the smaller of its extent along the second axis and
-    its thickness (a bent leg spreads along the second axis but is thin). An antenna, a
-    spike or a bent leg is long for its breadth, an eye or a fin is not.
+    A part is rigid when it is stubby or a spike, and carries nothing:
+    - stubby: its extent along its main axis is less than `slender` x its breadth, the
+      smaller of its extent along the second axis and its thickness (a bent leg spreads
+      along the second axis but is thin). An eye or a fin is stubby, an antenna is not;
+    - a spike: thinner than `thin` x the thickness of the part it sits on (the thickest
+      part within its own thickness of its nearest neighbour) and shorter than `reach` x
+      that thickness (a puffer's spikes, a cow's horns stay within the body's girth;
+      legs, tails and antennae reach out of it, a chibi's or a robot's short legs are
+      thick);
+    - carries nothing: no part but spikes hangs off it in the tree that joins the
+      parts by their shortest gaps, rooted at the body (a mech's thigh carries its shin;
+      its foot and a fish's eyes carry nothing; a spike carries at most spikes).
 
     V (V, 3) proxy vertices; part (V,) part label of each vertex (0..P-1); body: the
     body's label; skip (P,) bool: parts left out of the tree (too small, rings);
     thickness (P,): per part, twice its largest node radius (part_thickness). Returns (P,) bool.
     """
-    out = np.zeros(len(skip), bool)
-    for c in np.flatnonzero(~skip):
+    n = len(skip)
+    use = np.array([c for c in range(n) if c == body or not skip[c]])
+    if len(use) < 2:
+        return np.zeros(n, bool)
+    gap = _gaps(V, part, use)
+    length = np.zeros(n)
+    stubby = np.zeros(n, bool)
+    for c in use:
         P = V[part == c]
         if len(P) >= 4:
             Q = (P - P.mean(axis=0)) @ np.linalg.eigh(np.cov(P.T))[1]
-            out[c] = np.ptp(Q[:, 2]) < slender * min(np.ptp(Q[:, 1]), thickness[c])
+            length[c] = np.ptp(Q[:, 2])
+            stubby[c] = length[c] < slender * min(np.ptp(Q[:, 1]), thickness[c])
+    spike = np.zeros(n, bool)
+    for i, c in enumerate(use):
+        g = np.delete(gap[i], i)
+        near = np.delete(use, i)[g <= g.min() + thickness[c]]
+        carrier = thickness[near].max()
+        spike[c] = 0 < length[c] < reach * carrier and thickness[c] < thin * carrier
+    spike[body] = False
+    out = (stubby | spike) & ~_carrying(gap, use, body, spike)
     out[body] = False
-    if out.any():
-        out &= ~_carrying(V, part, body, skip)
     return out
 
 
@@ -140,22 +167,26 @@ def part_thickness(radius, comp, n: int) -> np.ndarray:
     return thickness
 
 
-def _carrying(V, part, body, skip) -> np.ndarray:
-    """Per part: does another part hang off it in the minimum spanning tree of the
-    parts (not skipped) by their shortest gaps, rooted at the body? (P,) bool."""
-    n = int(part.max()) + 1
-    use = np.array([c for c in range(n) if c == body or not skip[c]])
-    gap = np.full((len(use), n), np.inf)
+def _gaps(V, part, use) -> np.ndarray:
+    """(u, u) shortest distance between the vertices of each two parts of `use`."""
+    gap = np.full((len(use), int(part.max()) + 1), np.inf)
     for i, c in enumerate(use):
         d, _ = cKDTree(V[part == c]).query(V)
         np.minimum.at(gap[i], part, d)
     G = gap[:, use]
-    G = np.minimum(G, G.T) + 1e-12              # touching parts: a tiny gap, still an edge
+    return np.minimum(G, G.T)
+
+
+def _carrying(gap, use, body, ignored) -> np.ndarray:
+    """Per part: does a part not `ignored` hang off it in the minimum spanning tree of
+    the parts `use` by their shortest gaps (gap: _gaps), rooted at the body? (P,) bool."""
+    G = gap + 1e-12              # touching parts: a tiny gap, still an edge
     np.fill_diagonal(G, 0.0)
     tree = minimum_spanning_tree(csr_matrix(G))
-    _, pred = breadth_first_order(tree + tree.T, int(np.flatnonzero(use == body)[0]), directed=False)
-    out = np.zeros(n, bool)
-    out[use[pred[pred >= 0]]] = True
+    order, pred = breadth_first_order(tree + tree.T, int(np.flatnonzero(use == body)[0]), directed=False)
+    out = np.zeros(len(ignored), bool)
+    child = np.flatnonzero((pred >= 0) & ~ignored[use])
+    out[use[pred[child]]] = True
     return out
 
 
