@@ -49,7 +49,7 @@ LANDMARK_NAMES = {
                   "upper_arm.{L}", "arm-{left}"),
     "forearm": ("lowerarm_{l}", "{Left}ForeArm", "lowerarm01.{L}", "LowerArm.{L}", "forearm_{L}", "lowerarm.{L}",
                 "forearm.{L}"),
-    "hand": ("hand_{l}", "{Left}Hand", "wrist.{L}", "Palm.{L}", "hand_{L}", "hand.{L}"),
+    "hand": ("hand_{l}", "{Left}Hand", "wrist.{L}", "Palm.{L}", "hand_{L}", "hand.{L}", "Hand.{L}"),
     "thigh": ("thigh_{l}", "{Left}UpLeg", "upperleg01.{L}", "UpperLeg.{L}", "thigh_{L}", "upperleg.{L}",
               "thigh.{L}", "leg-{left}"),
     "shin": ("calf_{l}", "{Left}Leg", "lowerleg01.{L}", "LowerLeg.{L}", "leg_{L}", "lowerleg.{L}", "shin.{L}"),
