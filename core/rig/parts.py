@@ -183,7 +183,7 @@ def _carrying(gap, use, body, ignored) -> np.ndarray:
     G = gap + 1e-12              # touching parts: a tiny gap, still an edge
     np.fill_diagonal(G, 0.0)
     tree = minimum_spanning_tree(csr_matrix(G))
-    order, pred = breadth_first_order(tree + tree.T, int(np.flatnonzero(use == body)[0]), directed=False)
+    _, pred = breadth_first_order(tree + tree.T, int(np.flatnonzero(use == body)[0]), directed=False)
     out = np.zeros(len(ignored), bool)
     child = np.flatnonzero((pred >= 0) & ~ignored[use])
     out[use[pred[child]]] = True
