@@ -360,7 +360,7 @@ def _parts(V, F, nodes, edges, members):
 def _rigid_leaves(V, parts, radius, min_part):
     """(C,) per part, a rigid leaf part (rig.rigid_leaf_parts) of a character without
     landmarks; radius (k,) per graph node (refine_nodes)."""
-    body = int(np.argmax(np.bincount(parts.comp, parts.weight[parts.comp])))   # join_parts' body
+    body = rig.parts_by_mass(parts.comp, parts.weight[parts.comp])[0]      # join_parts' body
     thickness = rig.part_thickness(radius, parts.comp, len(parts.extent))
     return rig.rigid_leaf_parts(V, parts.comp[parts.owner], body, parts.boneless | (parts.extent < min_part), thickness)
 

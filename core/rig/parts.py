@@ -217,6 +217,11 @@ def body_weights(mass, solid):
     return mass * np.where(solid, 1.0, SHEET_WEIGHT)
 
 
+def parts_by_mass(comp, mass) -> list:
+    """Part labels, heaviest first (the first is the body); comp, mass (k,) per node."""
+    return sorted(set(np.asarray(comp).tolist()), key=lambda c: -mass[comp == c].sum())
+
+
 def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float,
                inside_body=None, absorb: float = 1.0, boneless=None):
     """Make one connected graph out of the per-part skeleton graphs.
@@ -256,7 +261,7 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     """
     n = len(X)
     comp = node_components(n, edges)
-    order = sorted(set(comp.tolist()), key=lambda c: -mass[comp == c].sum())
+    order = parts_by_mass(comp, mass)
     adj = adjacency(n, edges)
     kept = list(np.flatnonzero(comp == order[0]))
     new_edges = [(a, b) for a, b in edge_list(adj) if comp[a] == order[0]]
