@@ -692,17 +692,20 @@ def test_rigid_leaf_parts_are_stubby_or_short_thin_parts_that_carry_nothing():
               "thigh": box([-0.3, 0, -0.3], [0.15, 0.15, 0.2]), "shin": box([-0.3, 0, -0.52], [0.15, 0.15, 0.2]),
               "antenna": box([0.4, 0, 0.45], [0.03, 0.03, 0.5]),
               "spike": box([-0.1, 0, 0.36], [0.02, 0.02, 0.3]), "spike on it": box([-0.125, 0, 0.36], [0.02, 0.02, 0.3]),
-              "thick leg": box([0.3, 0, -0.5], [0.22, 0.22, 0.58])}
+              "thick leg": box([0.3, 0, -0.5], [0.22, 0.22, 0.58]),
+              "knob": ellipsoid([0, 0.26, 0], [0.06, 0.06, 0.06]), "pin": box([0, 0.37, 0], [0.02, 0.1, 0.02]),
+              "arm": box([0, 0.71, 0], [0.15, 0.58, 0.15])}
     V, _ = merge(*shapes.values())
     part = np.repeat(np.arange(len(shapes)), [len(v) for v, _ in shapes.values()])
-    thickness = np.array([0.4, 0.16, 0.15, 0.15, 0.03, 0.02, 0.02, 0.22])      # twice the radius of each
+    thickness = np.array([0.4, 0.16, 0.15, 0.15, 0.03, 0.02, 0.02, 0.22, 0.12, 0.02, 0.15])   # twice the radius of each
     rigid = rigid_leaf_parts(V, part, body=0, skip=np.zeros(len(shapes), bool), thickness=thickness)
     # the thigh carries the shin; the antenna is slender and reaches out of the body: an
     # animator bends it; the spikes are thin and within the body's girth, one on the other
-    # carries no limb; the leg is as short but a thick limb
+    # carries no limb; the leg is as short but a thick limb; the pin is a spike but
+    # carries an arm, so the knob under it carries the arm too
     assert dict(zip(shapes, rigid.tolist())) == {
         "body": False, "eye": True, "thigh": False, "shin": True, "antenna": False,
-        "spike": True, "spike on it": True, "thick leg": False}
+        "spike": True, "spike on it": True, "thick leg": False, "knob": False, "pin": False, "arm": False}
 
 
 def test_a_toy_fishs_eyes_and_fins_follow_its_body_and_its_antenna_keeps_a_chain():

@@ -126,9 +126,10 @@ def rigid_leaf_parts(V, part, body: int, skip, thickness, slender: float = SLEND
       that thickness (a puffer's spikes, a cow's horns stay within the body's girth;
       legs, tails and antennae reach out of it, a chibi's or a robot's short legs are
       thick);
-    - carries nothing: no part but spikes hangs off it in the tree that joins the
+    - carries nothing: no part but rigid spikes hangs off it in the tree that joins the
       parts by their shortest gaps, rooted at the body (a mech's thigh carries its shin;
-      its foot and a fish's eyes carry nothing; a spike carries at most spikes).
+      its foot and a fish's eyes carry nothing; a spike carries at most spikes; a knob
+      with a pin that carries an arm carries the arm).
 
     V (V, 3) proxy vertices; part (V,) part label of each vertex (0..P-1); body: the
     body's label; skip (P,) bool: parts left out of the tree (too small, rings);
@@ -154,9 +155,7 @@ def rigid_leaf_parts(V, part, body: int, skip, thickness, slender: float = SLEND
         carrier = thickness[near].max()
         spike[c] = 0 < length[c] < reach * carrier and thickness[c] < thin * carrier
     spike[body] = False
-    out = (stubby | spike) & ~_carrying(gap, use, body, spike)
-    out[body] = False
-    return out
+    return _rigid_bottom_up(gap, use, body, stubby | spike, spike)
 
 
 def part_thickness(radius, comp, n: int) -> np.ndarray:
@@ -177,16 +176,22 @@ def _gaps(V, part, use) -> np.ndarray:
     return np.minimum(G, G.T)
 
 
-def _carrying(gap, use, body, ignored) -> np.ndarray:
-    """Per part: does a part not `ignored` hang off it in the minimum spanning tree of
-    the parts `use` by their shortest gaps (gap: _gaps), rooted at the body? (P,) bool."""
+def _rigid_bottom_up(gap, use, body, candidate, spike) -> np.ndarray:
+    """Per part: a `candidate` (stubby or spike) that carries nothing but rigid spikes, in
+    the minimum spanning tree of the parts `use` by their shortest gaps (gap: _gaps),
+    rooted at the body, decided from the leaves up (a spike carrying a hand carries it).
+    candidate, spike (P,) bool. Returns (P,) bool."""
     G = gap + 1e-12              # touching parts: a tiny gap, still an edge
     np.fill_diagonal(G, 0.0)
     tree = minimum_spanning_tree(csr_matrix(G))
-    _, pred = breadth_first_order(tree + tree.T, int(np.flatnonzero(use == body)[0]), directed=False)
-    out = np.zeros(len(ignored), bool)
-    child = np.flatnonzero((pred >= 0) & ~ignored[use])
-    out[use[pred[child]]] = True
+    order, pred = breadth_first_order(tree + tree.T, int(np.flatnonzero(use == body)[0]), directed=False)
+    rigid = candidate[use] & (use != body)
+    spike = spike[use]
+    for i in order[::-1]:            # children before their parent
+        if pred[i] >= 0 and not (rigid[i] and spike[i]):
+            rigid[pred[i]] = False
+    out = np.zeros(len(candidate), bool)
+    out[use] = rigid
     return out
 
 
