@@ -248,6 +248,39 @@ def test_legs_hidden_under_a_robe_get_their_hips_at_the_waist():
     assert not body.hidden_legs
 
 
+def legs_and_torso(skirt: bool):
+    """A voxel body 1.8 tall (Z up, facing -Y): two legs up to a crotch at 0.9, a torso
+    above; with `skirt`, a tube around both legs from 0.5 up to the torso."""
+    grid = np.zeros((12, 8, 37), dtype=bool)          # x from -0.3, y from -0.2, z from 0, 0.05 each
+    grid[3:5, 2:6, 0:18] = grid[7:9, 2:6, 0:18] = True                 # legs, x +-(0.05..0.15)
+    grid[2:10, 2:6, 18:36] = True                                      # torso from z 0.9 to 1.8
+    if skirt:
+        grid[1:11, 1:7, 10:18] = True
+        grid[2:10, 2:6, 10:18] = False
+        grid[3:5, 2:6, 10:18] = grid[7:9, 2:6, 10:18] = True
+    return voxel_mesh(grid, voxel=0.05, origin=(-0.3, -0.2, 0.0))
+
+
+def test_hip_sockets_below_the_crotch_go_up_to_it_but_not_under_a_skirt():
+    """Overalls or a space suit: the generic tree joins the legs below the crotch and the
+    sockets found on the paths lie on the thighs. A thigh reaches up to the crotch, the
+    first surface above the floor between the legs, open to the front and the back."""
+    from bonesmith.core.rig import humanoid
+    heads, tails, parents, _ = robed_rig(0.55)
+    V, F = legs_and_torso(skirt=False)
+    human = humanoid.recognise(heads, tails, parents, V, symmetric=True, faces=F)
+    assert human.hips_at_crotch and not human.hidden_legs
+    joints = humanoid.standard_joints(human)
+    assert joints["hips"][2] == pytest.approx(0.9)
+    for side in (".L", ".R"):
+        assert 0.85 < joints["thigh" + side][2] < 0.9                  # 0.55 or below without
+        assert human.cues["thigh" + side] == "crotch"
+    V, F = legs_and_torso(skirt=True)                                 # the gap is closed: no crotch seen
+    skirted = humanoid.recognise(heads, tails, parents, V, symmetric=True, faces=F)
+    assert not skirted.hips_at_crotch
+    assert humanoid.standard_joints(skirted)["thigh.L"][2] < 0.6
+
+
 def with_branch(rig, start: int, points):
     """A generic rig with a chain of bones from joint `start` through `points` (the last one
     a leaf's tail)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
+from ...rays import ray_hits
 from ..bones import END_REACH
 from ..graph import length_graph
 from ..polyline import length as path_length
@@ -40,6 +41,7 @@ HIP_FRACTION = 0.14        # ... else at this share (the artists' median)
 NECK_REACH = 0.2
 ROBE_PELVIS = 0.2          # a pelvis this low (share of the height) is a robe's hem: the legs are hidden
 HIDDEN_HIP = 0.47          # ... and the hips go up to this share of the height (the CC0 artists' median)
+CROTCH_DROP = 0.02         # hip sockets this far (share of the height) below the crotch go up to it (_hips_to_crotch)
 
 
 @dataclass
@@ -47,6 +49,7 @@ class Humanoid:
     """The paths of a recognised humanoid, (k, 3) polylines in the upright frame."""
     paths: dict          # "spine", "head", "arm.L", "arm.R", "leg.L", "leg.R"
     hidden_legs: bool = False   # under a robe: the hips were placed by proportion (_lift_hidden_hips)
+    hips_at_crotch: bool = False   # the hip sockets were below the crotch and went up to it (_hips_to_crotch)
     symmetric: bool = False     # the mesh is its own mirror image in x = 0
     vertices: np.ndarray | None = None   # the mesh, upright frame (for the spine's depth)
     faces: np.ndarray | None = None      # its welded faces (for the fingers)
@@ -117,8 +120,9 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l), hip_search),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r), hip_search)}
     lifted = paths if legs_seen else _lift_hidden_hips(paths, floor, height)
-    return Humanoid(_symmetric(lifted) if symmetric else lifted, hidden_legs=lifted is not paths,
-                    symmetric=symmetric, vertices=V, inside=inside,
+    crotch = lifted if lifted is not paths or faces is None else _hips_to_crotch(paths, V, np.asarray(faces), height)
+    return Humanoid(_symmetric(crotch) if symmetric else crotch, hidden_legs=lifted is not paths,
+                    hips_at_crotch=crotch is not lifted, symmetric=symmetric, vertices=V, inside=inside,
                     faces=None if faces is None else np.asarray(faces))
 
 
@@ -170,6 +174,45 @@ def _lift_hidden_hips(paths: dict, floor: float, height: float) -> dict:
         leg = paths["leg" + side]
         out["leg" + side] = np.vstack([[leg[0, 0], pelvis[1], hip_z], leg])
     return out
+
+
+def _hips_to_crotch(paths: dict, V, F, height: float) -> dict:
+    """The generic tree can join the legs below the crotch (overalls, a space suit: its
+    pelvis 0.08 of the height under the gap between the legs, or on one thigh), and the
+    hip sockets found on the paths then lie on the thighs. A thigh reaches at least up to
+    the crotch: a socket more than CROTCH_DROP of the height below it goes up to it, the
+    pelvis too when lower (as in _lift_hidden_hips). The crotch: the first surface straight
+    above the floor between the legs (halfway down each), where the gap below is open to
+    the front or the back (inside a skirt or a tunic it is not: the legs' tops are hidden)."""
+    between = (point_at(paths["leg.L"], 0.5) + point_at(paths["leg.R"], 0.5)) / 2
+    hip_z = _crotch(V, F, between, height)
+    low = [side for side in (".L", ".R") if hip_z is not None and paths["leg" + side][0, 2] < hip_z - CROTCH_DROP * height]
+    if not low:
+        return paths
+    out = dict(paths)
+    for side in low:
+        leg = paths["leg" + side]
+        out["leg" + side] = np.vstack([[leg[0, 0], leg[0, 1], hip_z], leg])
+    spine = paths["spine"]
+    if spine[0, 2] < hip_z < spine[-1, 2]:
+        k = int(np.argmax(spine[:, 2] >= hip_z))
+        a, b = spine[k - 1], spine[k]
+        out["spine"] = np.vstack([a + (hip_z - a[2]) / max(b[2] - a[2], 1e-12) * (b - a), spine[k:]])
+    return out
+
+
+def _crotch(V, F, between, height):
+    """Height of the first surface straight above the floor at `between` (x, y), or None
+    when nothing is there or the gap just below it is closed to the front and the back."""
+    T0 = V[F[:, 0]]
+    E1, E2 = V[F[:, 1]] - T0, V[F[:, 2]] - T0
+    start = np.array([between[0], between[1], V[:, 2].min() - 0.01 * height])
+    t = ray_hits(start, np.array([[0.0, 0.0, 1.0]]), T0, E1, E2)[0]
+    if not np.isfinite(t):
+        return None
+    below = start + [0.0, 0.0, t - 0.01 * height]
+    ahead = ray_hits(below, np.array([[0.0, -1.0, 0.0], [0.0, 1.0, 0.0]]), T0, E1, E2)
+    return None if np.isfinite(ahead).all() else float(start[2] + t)
 
 
 def _symmetric(paths: dict) -> dict:

@@ -93,7 +93,8 @@ def standard_joints(humanoid: Humanoid) -> dict:
     if humanoid.vertices is not None and humanoid.faces is not None:
         _middle_joints(out, humanoid)
     for side in (".L", ".R"):
-        humanoid.cues["thigh" + side] = "proportion" if humanoid.hidden_legs else "leg axis"
+        humanoid.cues["thigh" + side] = ("proportion" if humanoid.hidden_legs else
+                                         "crotch" if humanoid.hips_at_crotch else "leg axis")
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
         out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
         if not humanoid.hidden_legs:
