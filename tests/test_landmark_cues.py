@@ -95,3 +95,18 @@ def test_a_section_measures_the_tube_around_the_path():
     assert s.radius == pytest.approx(0.05, rel=0.02)
     assert np.allclose(s.centre, [0.0, 0.0, 0.5], atol=1e-3)
     assert s.part == 0
+
+
+@pytest.mark.parametrize("hip_z, turn", [(0.6, True), (1.5, False)])
+def test_the_ankle_is_where_the_leg_turns_to_the_toes_when_the_proportion_falls_on_the_foot(hip_z, turn):
+    """A leg's hip -> toe tip path: down the shin, then forward along the foot. Cut short at
+    the top (a hip socket at a tunic's hem), the proportion lands on the foot: the ankle
+    goes to the turn. A proportion above the turn, on the shin, stays; a leg without a
+    foot has no turn."""
+    path = np.array([[0.1, 0.0, hip_z], [0.1, 0.0, 0.05], [0.1, -0.25, 0.05]])
+    found = landmark_cues.ankle(path, 0.80)
+    if turn:
+        np.testing.assert_allclose(found, [0.1, 0.0, 0.05], atol=0.02)
+    else:
+        assert found is None
+    assert landmark_cues.ankle(np.array([[0.1, 0.0, hip_z], [0.1, 0.0, 0.0]]), 0.80) is None

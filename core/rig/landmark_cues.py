@@ -8,6 +8,8 @@
 2. a gap: in a segmented body (one separate part per segment) the section moves from
    one mesh part to the next there, the two parts meeting end to end;
 3. else a proportion of the limb's path (the artists' median).
+An ankle (`ankle`) is where the leg's path turns toward the toes, when the proportion
+falls past that turn.
 The narrowing of the section between thigh and calf was measured and left out: on the
 low-poly game characters' limbs, which taper evenly, the thinnest section is no joint
 (docs/auto_skeleton.md#landmark-cues).
@@ -28,6 +30,8 @@ KINK = 0.25               # ... and fit at most this share as badly split there 
 OVERLAP = 0.1             # two limb parts meeting end to end overlap at most this share of the limb's length
 # limb -> (window searched for the joint, the range of the path the segments' lines are fitted on)
 LIMBS = {"leg": ((0.22, 0.55), (0.10, 0.68)), "arm": ((0.32, 0.64), (0.22, 0.70))}
+ANKLE_TURN = 45.0         # the leg's path turns at least this much toward the toes at the ankle
+ANKLE_SEARCH = 0.45       # ... searched from this share of the hip -> toe tip path on
 
 
 def middle_joint(V, F, parts, path, limb: str, proportion: float):
@@ -70,6 +74,23 @@ def _bend(fractions, centres, radii, part, window, proportion, V, parts):
         db = -db
     angle = np.degrees(np.arccos(np.clip(da @ db, -1.0, 1.0)))
     return centres[k] if angle >= BEND_DEGREES else None
+
+
+def ankle(path, proportion: float):
+    """The ankle where the hip -> toe tip path turns toward the toes, or None: the split
+    where two lines (shin, foot) fit the path from ANKLE_SEARCH on best, if they meet at
+    ANKLE_TURN or more and the proportion lies past the split, on the foot (a path cut
+    short at the top, by a hip socket at a tunic's hem, slides the proportion toward the
+    toes; a proportion above the turn, on the shin, stays)."""
+    fractions = np.linspace(ANKLE_SEARCH, 1.0, 56)
+    P = np.array([point_at(path, f) for f in fractions])
+    fits = []
+    for k in range(3, len(P) - 3):
+        (_, da, ea), (_, db, eb) = _line(P[: k + 1]), _line(P[k:])
+        fits.append((ea + eb, k, da, db))
+    _, k, da, db = min(fits, key=lambda f: f[0])
+    angle = np.degrees(np.arccos(np.clip(abs(da @ db), 0.0, 1.0)))
+    return P[k] if angle >= ANKLE_TURN and fractions[k] < proportion else None
 
 
 def _line(points):

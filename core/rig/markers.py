@@ -70,8 +70,8 @@ def _split(name: str) -> tuple:
 
 def cues(humanoid) -> dict:
     """marker name -> what placed that landmark: "marker", a cue of landmark_cues
-    (knees, elbows), "neck" (the chin: above the neck's narrowest section), else
-    "proportion"."""
+    (knees, elbows: "bend", "gap"; ankles: "turn"), the hips' ("leg axis", "crotch"), the
+    chin's ("narrowing", "head base"), else "proportion"."""
     placed = with_mirrors(humanoid.markers or {}, humanoid.symmetric)
     out = {}
     for name in NAMES:

@@ -59,6 +59,7 @@ LANDMARKS = (
     ("hand", "arm", 0.78),
     ("thigh", "leg", 0.02), ("shin", "leg", 0.37), ("foot", "leg", 0.80), ("toe", "leg", 0.93),
 )
+ANKLE_FRACTION = dict((role, f) for role, _, f in LANDMARKS)["foot"]
 # The standard hierarchy: role -> parent role ("hips" is the root). Sides: ".L", ".R".
 PARENTS = {
     "spine": "hips", "spine1": "spine", "spine2": "spine1", "neck": "spine2", "head": "neck",
@@ -92,6 +93,12 @@ def standard_joints(humanoid: Humanoid) -> dict:
             humanoid.paths["head"], humanoid.vertices, humanoid.faces if humanoid.outline else None)
     if humanoid.vertices is not None and humanoid.faces is not None:
         _middle_joints(out, humanoid)
+    if not humanoid.hidden_legs:
+        for side in (".L", ".R"):
+            corner = landmark_cues.ankle(humanoid.paths["leg" + side], ANKLE_FRACTION)
+            humanoid.cues["foot" + side] = "proportion" if corner is None else "turn"
+            if corner is not None:
+                out["foot" + side] = corner
     for side in (".L", ".R"):
         humanoid.cues["thigh" + side] = ("proportion" if humanoid.hidden_legs else
                                          "crotch" if humanoid.hips_at_crotch else "leg axis")
