@@ -622,3 +622,20 @@ def test_markers_on_a_character_that_is_no_humanoid_are_reported_ignored():
     V, F = quadruped_arrays()
     sk = extract_skeleton(V, F, naming="mixamo", markers={"knee.L": (0.1, 0.0, 0.2)})
     assert sk.info["markers_ignored"] and not sk.info["humanoid"] and "landmarks" not in sk.info
+
+
+def test_the_neck_is_looked_for_above_the_chest():
+    """A generic tree can run the chest -> head path down the torso and up again (a space
+    suit's: its head joint went to a narrow waist, 15 % of the diagonal off). The neck's
+    narrowest section is looked for where the path is above the chest."""
+    from bonesmith.core.rig.humanoid.skeleton import _neck_and_skull_base
+
+    def half_width(z):
+        if 0.26 <= z <= 0.34 or 0.98 <= z <= 1.12:
+            return 0.05                                  # a waist, a neck
+        return 0.2 if z < 0.98 else 0.15                 # torso, head
+    V = np.array([(s * half_width(z), y, z) for z in np.arange(0.0, 1.4001, 0.005)
+                  for s in (-1.0, 1.0) for y in (-0.05, 0.05)])
+    path = np.array([(0, 0, 0.9), (0, 0, 0.25), (0, 0.02, 0.9), (0, 0, 1.4)])
+    _, head, cue = _neck_and_skull_base(path, V)
+    assert cue == "narrowing" and 0.98 < head[2] < 1.2               # 0.3 (the waist) without

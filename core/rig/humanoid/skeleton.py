@@ -169,7 +169,9 @@ def _neck_and_skull_base(path, V, faces=None):
     # a neck has a wider head above it (the crown narrows to nothing: no neck there)
     above = np.array([np.max(np.where(np.isfinite(widths[k + 1:]), widths[k + 1:], 0), initial=0.0)
                       for k in range(len(widths))])
-    neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths), widths, np.inf)
+    # ... and lies above the chest (a generic tree can run the path down the torso first)
+    rising = np.array([point_at(path, f)[2] for f in fractions]) >= path[0, 2]
+    neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths) & rising, widths, np.inf)
     if np.isfinite(neck).any() and length > 0:
         at, cue = fractions[int(np.argmin(neck))], "narrowing"
     elif faces is not None and length > 0:
