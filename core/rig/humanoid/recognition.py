@@ -186,7 +186,9 @@ def _hips_to_crotch(paths: dict, V, F, height: float) -> dict:
     the front or the back (inside a skirt or a tunic it is not: the legs' tops are hidden)."""
     between = (point_at(paths["leg.L"], 0.5) + point_at(paths["leg.R"], 0.5)) / 2
     hip_z = _crotch(V, F, between, height)
-    low = [side for side in (".L", ".R") if hip_z is not None and paths["leg" + side][0, 2] < hip_z - CROTCH_DROP * height]
+    if hip_z is None:
+        return paths
+    low = [side for side in (".L", ".R") if paths["leg" + side][0, 2] < hip_z - CROTCH_DROP * height]
     if not low:
         return paths
     out = dict(paths)
