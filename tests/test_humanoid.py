@@ -264,7 +264,8 @@ def legs_and_torso(skirt: bool):
 def test_hip_sockets_below_the_crotch_go_up_to_it_but_not_under_a_skirt():
     """Overalls or a space suit: the generic tree joins the legs below the crotch and the
     sockets found on the paths lie on the thighs. A thigh reaches up to the crotch, the
-    first surface above the floor between the legs, open to the front and the back."""
+    first surface above the floor between the legs, where the gap below is open to the
+    front or the back."""
     from bonesmith.core.rig import humanoid
     heads, tails, parents, _ = robed_rig(0.55)
     V, F = legs_and_torso(skirt=False)

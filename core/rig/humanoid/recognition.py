@@ -166,14 +166,19 @@ def _lift_hidden_hips(paths: dict, floor: float, height: float) -> dict:
     hip_z = floor + HIDDEN_HIP * height
     if spine[0, 2] >= floor + ROBE_PELVIS * height or spine[-1, 2] <= hip_z:
         return paths
-    k = int(np.argmax(spine[:, 2] >= hip_z))            # the first spine point at or above it
-    a, b = spine[k - 1], spine[k]
-    pelvis = a + (hip_z - a[2]) / max(b[2] - a[2], 1e-12) * (b - a)
-    out = dict(paths, spine=np.vstack([pelvis, spine[k:]]))
+    out = dict(paths, spine=_spine_from(spine, hip_z))
     for side in (".L", ".R"):
         leg = paths["leg" + side]
-        out["leg" + side] = np.vstack([[leg[0, 0], pelvis[1], hip_z], leg])
+        out["leg" + side] = np.vstack([[leg[0, 0], out["spine"][0, 1], hip_z], leg])
     return out
+
+
+def _spine_from(spine, z: float) -> np.ndarray:
+    """The pelvis -> chest path from height z on (its pelvis moved up the path to z);
+    z lies between the path's first and last heights."""
+    k = int(np.argmax(spine[:, 2] >= z))            # the first spine point at or above it
+    a, b = spine[k - 1], spine[k]
+    return np.vstack([a + (z - a[2]) / max(b[2] - a[2], 1e-12) * (b - a), spine[k:]])
 
 
 def _hips_to_crotch(paths: dict, V, F, height: float) -> dict:
@@ -197,9 +202,7 @@ def _hips_to_crotch(paths: dict, V, F, height: float) -> dict:
         out["leg" + side] = np.vstack([[leg[0, 0], leg[0, 1], hip_z], leg])
     spine = paths["spine"]
     if spine[0, 2] < hip_z < spine[-1, 2]:
-        k = int(np.argmax(spine[:, 2] >= hip_z))
-        a, b = spine[k - 1], spine[k]
-        out["spine"] = np.vstack([a + (hip_z - a[2]) / max(b[2] - a[2], 1e-12) * (b - a), spine[k:]])
+        out["spine"] = _spine_from(spine, hip_z)
     return out
 
 
