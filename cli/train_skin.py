@@ -124,7 +124,8 @@ def training_report(report: dict) -> str:
     model's and the trained model's L1, then the verdict."""
     from ..core.skinning.train import summary, templates_text
     how = {"folds": f"cross-validation, {report['folds']} folds (each character scored by a model that "
-                    "trained on the other characters of its rig template, if any)",
+                    "trained on the other characters of its rig template; one alone on its rig "
+                    "on regions of its body held out in turn)",
            "holdout": f"held-out families: {', '.join(report['val_families']) or 'none'}"}[report["selection"]]
     lines = [f"  start model {report['init']}", f"  validation  {how}",
              f"  {'character':<32} {'coverage':>8} {'prior L1':>9} {'start L1':>9} {'trained L1':>11}"]

@@ -417,7 +417,7 @@ def test_cli_train_skin_writes_a_model(cli, characters, tmp_path, torch):
     assert "epoch   12/15" in result.stderr and "wrote" in result.stdout
     assert "cross-validation, 4 folds" in result.stdout
     rigs = result.stdout.split("rig templates")[1].splitlines()[1:5]   # 4 hierarchies: 4 templates, 1 each
-    assert all("(across templates)" in line and "start model" in line for line in rigs), result.stdout
+    assert all("(on held-out regions of the character)" in line and "start model" in line for line in rigs), result.stdout
     assert "start model the shipped default model" in result.stdout
     table = [line.split() for line in result.stdout.splitlines() if line.split()[:1] in (["a"], ["b"], ["c"], ["d"])]
     assert sorted(row[0] for row in table) == ["a", "b", "c", "d"] and all(len(row) == 5 for row in table)

@@ -65,17 +65,44 @@ def test_folds_spread_a_templates_characters():
 def test_gate_keeps_the_templates_with_clear_gains():
     preps = [{"template": t} for t in (0, 0, 1, 1, 2, 3)]
     groups = selection.gate_groups(preps)
-    assert groups == {0: [0, 1], 1: [2, 3], "single": [4, 5]}
-    # held-out L1 after epochs 0..2: template 0 gains at both epochs, template 1 loses,
-    # the single-template characters disagree
+    assert groups == {0: [0, 1], 1: [2, 3], 2: [4], 3: [5]}
+    # held-out L1 after epochs 0..2: template 0 gains at both epochs, template 1 loses;
+    # one held-out unit alone never shows a clear gain
     table = np.array([[0.5, 0.40, 0.30], [0.6, 0.50, 0.45],
                       [0.5, 0.55, 0.60], [0.5, 0.52, 0.58],
                       [0.7, 0.50, 0.40], [0.7, 0.90, 0.95]])
     best, kept = selection.choose_gate(table, groups)
-    assert best == 2 and kept == {0: True, 1: False, "single": False}
+    assert best == 2 and kept == {0: True, 1: False, 2: False, 3: False}
     # nothing gains clearly: epoch 0, the start model
     best, kept = selection.choose_gate(table[2:4], selection.gate_groups(preps[2:4]))
     assert best == 0 and not any(kept.values())
+
+
+def test_a_character_alone_on_its_rig_is_judged_on_held_out_regions_of_its_body():
+    class Features:
+        candidates = np.array([[b, 0] for b in (0, 0, 1, 1, 2, 2, 3, 3, 4, 5)])
+    rows = len(Features.candidates)
+    prep = {"features": Features(), "mask": np.ones(rows, bool), "weighted": np.ones(rows, bool)}
+    preps = [{"template": 0}, {"template": 0}, {**prep, "template": 1}]
+    units, singles = selection.validation_units(preps, 3)
+    assert singles == [2] and units == [(0, None), (1, None), (2, 0), (2, 1), (2, 2)]
+    regions = selection.body_regions(prep, 3, seed=0)
+    # a bone's territory lies in one region; the six bones dealt two to each region
+    assert all(len(set(regions[Features.candidates[:, 0] == b])) == 1 for b in range(6))
+    assert np.bincount(regions[[0, 2, 4, 6, 8, 9]], minlength=3).tolist() == [2, 2, 2]
+    for f in range(3):
+        train, held = selection.region_views(prep, regions, f)
+        assert not (train["mask"] & held["mask"]).any() and (train["mask"] | held["mask"]).all()
+        assert np.array_equal(held["weighted"], regions == f)
+    # the gate judges the single character on its regions' gains; its curve weights
+    # them by their rows
+    table = np.array([[0.5, 0.4], [0.5, 0.45], [0.6, 0.50], [0.6, 0.52], [0.6, 0.49]])
+    groups = {0: [0, 1], 1: [2, 3, 4]}
+    assert selection.choose_gate(table, groups) == (1, {0: True, 1: True})
+    curves = selection._character_curves(table, units, {2: regions}, 3)
+    size = np.bincount(regions, minlength=3)
+    assert curves[2, 1] == pytest.approx((size * [0.50, 0.52, 0.49]).sum() / rows)
+    assert np.array_equal(curves[0], table[0])
 
 
 # -- the gated model -------------------------------------------------------------------------

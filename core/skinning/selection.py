@@ -5,12 +5,13 @@ network is kept, run by train.py's training loop (`run`: its _Runner).
 - "folds" (up to FOLDS_MAX_GROUPS rig templates): cross-validation by character, each rig
   template's characters dealt to different folds, so a held-out character of a template
   with two or more characters is judged with its siblings in training (within the
-  family), and one whose template has no other character is judged across families.
-  Each fold trains from the start model on the other folds for `epochs` epochs and
-  records every held-out character's L1 after every epoch. Then the gate
-  (docs/auto_skin.md#house-style): per epoch count, each template of two or more
-  characters, and the single-character templates together, is kept for the trained
-  network when its characters' gains are clear (clear_gain); the epoch count with the
+  family); one whose template has no other character is trained on in every fold and
+  judged on one region of its body per fold (the bones' territories dealt to the folds),
+  since no sibling can show what it teaches. Each fold trains from the start model on
+  the other folds for `epochs` epochs and records every held-out unit's L1 after every
+  epoch. Then the gate (docs/auto_skin.md#house-style): per epoch count, each template is
+  kept for the trained network when its held-out gains (characters, or a single
+  character's regions) are clear (clear_gain); the epoch count with the
   largest total gain over the kept templates is trained on all characters. Epoch 0 is the
   start model itself, so a run that helps no template hands back the start model.
 - "holdout" (more families, or `val_families` given): a share of the families is held
@@ -126,14 +127,8 @@ def fold_groups(preps, n_folds: int, seed: int) -> list:
 
 
 def gate_groups(preps) -> dict:
-    """{group: character indices}: each rig template of two or more characters is a group,
-    the single-character templates together are one (judged across families)."""
-    by_template = _by_template(preps)
-    groups = {t: idx for t, idx in by_template.items() if len(idx) >= 2}
-    singles = [idx[0] for idx in by_template.values() if len(idx) == 1]
-    if singles:
-        groups["single"] = singles
-    return groups
+    """{rig template: character indices}: the characters the gate judges together."""
+    return _by_template(preps)
 
 
 def _by_template(preps) -> dict:
@@ -145,58 +140,95 @@ def _by_template(preps) -> dict:
 
 
 def choose_gate(table, groups) -> tuple:
-    """(epoch count, {group: kept}) from the held-out L1 table (characters x epochs, column
-    0 the start model): the epoch count with the largest total gain over the groups whose
-    gains are clear there."""
+    """(epoch count, {group: kept}) from the held-out L1 table (units x epochs, column 0
+    the start model; groups: {group: unit rows}): the epoch count with the largest total
+    gain over the groups whose gains are clear there."""
     best, best_total, best_kept = 0, 0.0, {g: False for g in groups}
     for e in range(1, table.shape[1]):
         gains = table[:, 0] - table[:, e]
         kept = {g: clear_gain(gains[idx]) for g, idx in groups.items()}
-        total = sum(float(gains[idx].sum()) for g, idx in groups.items() if kept[g])
+        total = sum(float(np.nansum(gains[idx])) for g, idx in groups.items() if kept[g])
         if total > best_total:
             best, best_total, best_kept = e, total, kept
     return best, best_kept
 
 
+def body_regions(prep, n_regions: int, seed) -> np.ndarray:
+    """Region (0 .. n_regions - 1) of each row of a character: the rows nearest each bone
+    (its first candidate) go together, the bones dealt to the regions in an order drawn
+    from `seed`, so that a region is a few bones' whole territories."""
+    nearest = np.asarray(prep["features"].candidates)[:, 0]
+    n_bones = int(nearest.max()) + 1 if len(nearest) else 0
+    region = np.empty(n_bones, dtype=np.int64)
+    region[np.random.default_rng([seed, 11]).permutation(n_bones)] = np.arange(n_bones) % n_regions
+    return region[nearest]
+
+
+def region_views(prep, regions, f) -> tuple:
+    """(training view, held-out view) of a character: its rows outside region f, and in
+    it (the loss and the scores use only a view's `mask` and `weighted` rows)."""
+    held = regions == f
+    return ({**prep, "mask": prep["mask"] & ~held, "weighted": prep["weighted"] & ~held},
+            {**prep, "mask": prep["mask"] & held, "weighted": prep["weighted"] & held})
+
+
+def validation_units(preps, n_folds: int) -> tuple:
+    """(units, singles): what cross-validation scores. A character whose rig template has
+    siblings is one unit (None: held out whole in its fold); a character alone on its
+    template is n_folds units, one per body region (held out in fold f: trained on its
+    other regions, scored on region f), since no other character can show what it teaches."""
+    by_template = _by_template(preps)
+    singles = sorted(idx[0] for idx in by_template.values() if len(idx) == 1)
+    units = [(i, None) for i in range(len(preps)) if i not in singles]
+    units += [(i, f) for i in singles for f in range(n_folds)]
+    return units, singles
+
+
 def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
     """Cross-validation over epoch counts and the gate, then the chosen count trained on
     everything. Returns (params, best epoch, history, curves, mean curve, kept): curves[i]
-    is character i's held-out L1 after epochs 0..epochs of the fold that left it out,
-    kept[i] whether character i's rig template is kept for the trained network."""
+    is character i's held-out L1 after epochs 0..epochs (a single character's: over its
+    held-out regions, weighted by their rows), kept[i] whether character i's rig template
+    is kept for the trained network."""
     s = run.s
     fold = fold_groups(preps, n_folds, s["seed"])
-    phase, first, curves, history = 0, 1, [None] * len(preps), []
+    units, singles = validation_units(preps, n_folds)
+    regions = {i: body_regions(preps[i], n_folds, [s["seed"], i]) for i in singles}
+    phase, first, curves, history = 0, 1, [None] * len(units), []
     if resume_state is not None:
         phase, first = int(resume_state["phase"]), int(resume_state["epoch"]) + 1
         curves, history = json.loads(resume_state["curves"]), json.loads(resume_state["history"])
     total = n_folds * epochs + epochs
     for f in range(phase, n_folds):
-        train_p = [p for p, k in zip(preps, fold) if k != f]
-        held = [i for i, k in enumerate(fold) if k == f]
-        val_p = [preps[i] for i in held]
+        views = {i: region_views(preps[i], regions[i], f) for i in singles}
+        train_p = [p for i, (p, k) in enumerate(zip(preps, fold)) if k != f and i not in views]
+        train_p += [views[i][0] for i in singles]
+        held = [u for u, (i, r) in enumerate(units) if (r is None and fold[i] == f) or r == f]
+        val_p = [preps[units[u][0]] if units[u][1] is None else views[units[u][0]][1] for u in held]
         net, opt = run.network(start_params)
         if resume_state is not None and f == phase:
             net.load_state_dict(resume_state["net"])
             opt.load_state_dict(resume_state["opt"])
         else:
             first = 1
-            for i, (_, l1) in zip(held, run.start_scores(val_p)):
-                curves[i] = [l1]
+            for u, (_, l1) in zip(held, run.start_scores(val_p)):
+                curves[u] = [l1]
         for epoch in range(first, epochs + 1):
             loss = run.epoch(net, opt, train_p, [s["seed"], f, epoch],
                              {"epoch": f * epochs + epoch, "epochs": total})
-            for i, (_, l1) in zip(held, run.scores(net.numpy_params(), val_p)):
-                curves[i].append(l1)
+            for u, (_, l1) in zip(held, run.scores(net.numpy_params(), val_p)):
+                curves[u].append(l1)
             run.save(phase=f, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
                      curves=json.dumps(curves), history=json.dumps(history))
             run.notify({"stage": "epoch", "epoch": f * epochs + epoch, "epochs": total, "train_loss": loss,
-                        "val_loss": float("nan"), "val_l1": float(np.mean([curves[i][-1] for i in held])),
+                        "val_loss": float("nan"), "val_l1": float(np.nanmean([curves[u][-1] for u in held])),
                         "phase": f"fold {f + 1}/{n_folds}"})
         resume_state = None
-    table = np.array(curves)
-    mean_curve = table.mean(axis=0)
-    groups = gate_groups(preps)
+    table = np.array(curves, dtype=np.float64)
+    groups = {t: [u for u, (i, _) in enumerate(units) if i in idx] for t, idx in gate_groups(preps).items()}
     best, kept = choose_gate(table, groups)
+    by_character = _character_curves(table, units, regions, len(preps))
+    mean_curve = np.nanmean(by_character, axis=0)
     net, opt = run.network(start_params)
     first = 1
     if phase == n_folds and resume_state is not None:
@@ -216,10 +248,28 @@ def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
                     "best_l1": float(mean_curve[best]), "best_epoch": best, "phase": "all characters"})
     params = net.numpy_params() if best > 0 else start_params
     kept_for = [False] * len(preps)
-    for g, idx in groups.items():
+    for g, idx in gate_groups(preps).items():
         for i in idx:
             kept_for[i] = bool(kept[g])
-    return params, best, history, curves, mean_curve, kept_for
+    return params, best, history, by_character.tolist(), mean_curve, kept_for
+
+
+def _character_curves(table, units, regions, n) -> np.ndarray:
+    """Per character, its units' curves: a whole character's own, a single character's
+    regions' averaged by their rows."""
+    out = np.full((n, table.shape[1]), np.nan)
+    for i in range(n):
+        rows = [u for u, (j, _) in enumerate(units) if j == i]
+        if i in regions:
+            size = np.array([np.sum(regions[i] == units[u][1]) for u in rows], dtype=np.float64)
+            part = table[rows]
+            ok = np.isfinite(part)
+            weight = (ok * size[:, None]).sum(0)
+            total = (np.where(ok, part, 0) * size[:, None]).sum(0)
+            out[i] = np.divide(total, weight, out=np.full(len(total), np.nan), where=weight > 0)
+        else:
+            out[i] = table[rows[0]]
+    return out
 
 
 def choose_smoothing(model, val_p, iterations, group, strength: float = 0.5) -> dict:

@@ -498,7 +498,8 @@ def _template_rows(rig_templates, template_of, rows, kept_for, kept_start) -> li
         mean = lambda key: float(np.nanmean([rows[i][key] for i in idx]))  # noqa: E731
         out.append({**tmpl, "start_l1": mean("start_l1"),
                     "trained_l1": mean("l1"), "use": bool(not kept_start and kept_for[idx[0]]),
-                    "validated": "within the template" if len(idx) >= 2 else "across templates"})
+                    "validated": ("within the template" if len(idx) >= 2
+                                  else "on held-out regions of the character")})
     return out
 
 
