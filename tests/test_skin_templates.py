@@ -71,11 +71,12 @@ def test_gate_keeps_the_templates_with_clear_gains():
     table = np.array([[0.5, 0.40, 0.30], [0.6, 0.50, 0.45],
                       [0.5, 0.55, 0.60], [0.5, 0.52, 0.58],
                       [0.7, 0.50, 0.40], [0.7, 0.90, 0.95]])
-    best, kept = selection.choose_gate(table, groups)
-    assert best == 2 and kept == {0: True, 1: False, 2: False, 3: False}
+    assert selection.choose_gate(table, groups) == {0: 2, 1: 0, 2: 0, 3: 0}
+    # each template at its own epoch count: template 1 gains clearly only after one epoch
+    table[2:4, 1] = [0.45, 0.44]
+    assert selection.choose_gate(table, groups) == {0: 2, 1: 1, 2: 0, 3: 0}
     # nothing gains clearly: epoch 0, the start model
-    best, kept = selection.choose_gate(table[2:4], selection.gate_groups(preps[2:4]))
-    assert best == 0 and not any(kept.values())
+    assert selection.choose_gate(table[4:6], {0: [0], 1: [1]}) == {0: 0, 1: 0}
 
 
 def test_a_character_alone_on_its_rig_is_judged_on_held_out_regions_of_its_body():
@@ -98,7 +99,7 @@ def test_a_character_alone_on_its_rig_is_judged_on_held_out_regions_of_its_body(
     # them by their rows
     table = np.array([[0.5, 0.4], [0.5, 0.45], [0.6, 0.50], [0.6, 0.52], [0.6, 0.49]])
     groups = {0: [0, 1], 1: [2, 3, 4]}
-    assert selection.choose_gate(table, groups) == (1, {0: True, 1: True})
+    assert selection.choose_gate(table, groups) == {0: 1, 1: 1}
     curves = selection._character_curves(table, units, {2: regions}, 3)
     size = np.bincount(regions, minlength=3)
     assert curves[2, 1] == pytest.approx((size * [0.50, 0.52, 0.49]).sum() / rows)
@@ -172,3 +173,27 @@ def test_a_gate_nests_and_a_damaged_file_is_refused(tube, tmp_path):
     with pytest.raises(BonesmithError, match="damaged"):
         N.SkinModel.load(tmp_path / "broken.npz")
     assert json.loads(str(arrays["config"]))["gate"]
+
+
+def test_each_template_gets_the_network_trained_for_its_own_epoch_count(tube, tmp_path):
+    from bonesmith.core.skinning import train
+    ch = tube
+    fs = vertex_features(ch["vertices"], ch["faces"], ch["joints"], ch["parents"], ch["tails"])
+    start = perturbed(new_model(fs), seed=2)
+    short, long = (perturbed(new_model(fs), seed=k).params for k in (3, 4))
+    rigs = {"hero": (ch["names"], ch["parents"]), "horse": (["body", "tail"], [-1, 0]),
+            "bird": (["root", "wing"], [-1, 0])}
+    rows = [{**templates.make(*rig, label), "epochs": e, "use": e > 0, "start_l1": 0.3, "trained_l1": 0.2}
+            for (label, rig), e in zip(rigs.items(), (5, 2, 0))]
+    chained = train._gated_chain(start, {2: short, 5: long}, rows, start, "the start model")
+    model = N.SkinModel.load(chained.save(tmp_path / "chain.npz"))
+    def network(label):
+        chosen, why = model.for_rig(*rigs[label])
+        return chosen.params["W1a"], why
+    W, why = network("hero")
+    assert np.array_equal(W, long["W1a"]) and why == "the trained model (rig template 'hero')"
+    W, why = network("horse")
+    assert np.array_equal(W, short["W1a"]) and why == "the trained model (rig template 'horse')"
+    W, why = network("bird")
+    assert np.array_equal(W, start.params["W1a"])
+    assert why == "the start model (training did not improve the rig template 'bird')"

@@ -316,7 +316,9 @@ class SkinModel:
         """(the model to weight this armature with, a line saying which and why; None
         without a gate). Without a gate: this model. With one: this model for an armature
         of a template it was validated on and kept for; for any other, what the model it
-        was trained from (`fallback`, itself perhaps gated) gives it."""
+        was trained from (`fallback`, itself perhaps gated) gives it. The networks one
+        training run kept for different epoch counts form a chain ("chained" gates,
+        train._gated_chain): an armature passes down it to its own."""
         gate = self.gate
         if gate is None:
             return self, None
@@ -324,6 +326,8 @@ class SkinModel:
         found, score = templates.match(gate["templates"], names, parents)
         if found is not None and gate["templates"][found].get("use"):
             return self, f"the trained model (rig template '{gate['templates'][found]['label']}')"
+        if gate.get("chained"):          # the next network of one training run decides (train._gated_chain)
+            return self.fallback.for_rig(names, parents)
         why = (f"the armature matches none of the rig templates it was trained on (best {score:.2f})"
                if found is None else
                f"training did not improve the rig template '{gate['templates'][found]['label']}'")

@@ -9,11 +9,12 @@ network is kept, run by train.py's training loop (`run`: its _Runner).
   judged on one region of its body per fold (the bones' territories dealt to the folds),
   since no sibling can show what it teaches. Each fold trains from the start model on
   the other folds for `epochs` epochs and records every held-out unit's L1 after every
-  epoch. Then the gate (docs/auto_skin.md#house-style): per epoch count, each template is
-  kept for the trained network when its held-out gains (characters, or a single
-  character's regions) are clear (clear_gain); the epoch count with the
-  largest total gain over the kept templates is trained on all characters. Epoch 0 is the
-  start model itself, so a run that helps no template hands back the start model.
+  epoch. Then the gate (docs/auto_skin.md#house-style): each template gets the epoch
+  count with its largest total held-out gain (its characters', or a single character's
+  regions') among those where the gain is clear (clear_gain), or none; all characters
+  are trained for the longest count chosen, the network kept at each chosen count.
+  Epoch 0 is the start model itself, so a run that helps no template hands back the
+  start model.
 - "holdout" (more families, or `val_families` given): a share of the families is held
   out, early stopping after `patience` epochs without a better validation L1 (never
   before `min_epochs`), the best epoch kept; epoch 0 again is the start model. The
@@ -139,18 +140,21 @@ def _by_template(preps) -> dict:
     return out
 
 
-def choose_gate(table, groups) -> tuple:
-    """(epoch count, {group: kept}) from the held-out L1 table (units x epochs, column 0
-    the start model; groups: {group: unit rows}): the epoch count with the largest total
-    gain over the groups whose gains are clear there."""
-    best, best_total, best_kept = 0, 0.0, {g: False for g in groups}
-    for e in range(1, table.shape[1]):
-        gains = table[:, 0] - table[:, e]
-        kept = {g: clear_gain(gains[idx]) for g, idx in groups.items()}
-        total = sum(float(np.nansum(gains[idx])) for g, idx in groups.items() if kept[g])
-        if total > best_total:
-            best, best_total, best_kept = e, total, kept
-    return best, best_kept
+def choose_gate(table, groups) -> dict:
+    """{group: epoch count} from the held-out L1 table (units x epochs, column 0 the start
+    model; groups: {group: unit rows}): per group the epoch count with its largest total
+    gain among those where its gains are clear (clear_gain); 0 (the start model) where
+    they are clear at none."""
+    chosen = {}
+    for g, idx in groups.items():
+        best, best_total = 0, 0.0
+        for e in range(1, table.shape[1]):
+            gains = table[idx, 0] - table[idx, e]
+            total = float(np.nansum(gains))
+            if total > best_total and clear_gain(gains):
+                best, best_total = e, total
+        chosen[g] = best
+    return chosen
 
 
 def body_regions(prep, n_regions: int, seed) -> np.ndarray:
@@ -185,11 +189,12 @@ def validation_units(preps, n_folds: int) -> tuple:
 
 
 def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
-    """Cross-validation over epoch counts and the gate, then the chosen count trained on
-    everything. Returns (params, best epoch, history, curves, mean curve, kept): curves[i]
-    is character i's held-out L1 after epochs 0..epochs (a single character's: over its
-    held-out regions, weighted by their rows), kept[i] whether character i's rig template
-    is kept for the trained network."""
+    """Cross-validation over epoch counts per rig template (the gate), then all
+    characters trained for the longest chosen count. Returns (snapshots {epoch count:
+    params} for each count chosen, epochs_for, history, curves, mean curve):
+    epochs_for[i] is the count chosen for character i's template (0: the start model),
+    curves[i] its held-out L1 after epochs 0..epochs (a single character's: over its
+    held-out regions, weighted by their rows)."""
     s = run.s
     fold = fold_groups(preps, n_folds, s["seed"])
     units, singles = validation_units(preps, n_folds)
@@ -225,33 +230,39 @@ def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
                         "phase": f"fold {f + 1}/{n_folds}"})
         resume_state = None
     table = np.array(curves, dtype=np.float64)
-    groups = {t: [u for u, (i, _) in enumerate(units) if i in idx] for t, idx in gate_groups(preps).items()}
-    best, kept = choose_gate(table, groups)
+    by_template = gate_groups(preps)
+    chosen = choose_gate(table, {t: [u for u, (i, _) in enumerate(units) if i in idx]
+                                 for t, idx in by_template.items()})
+    epochs_for = [0] * len(preps)
+    for t, idx in by_template.items():
+        for i in idx:
+            epochs_for[i] = chosen[t]
     by_character = _character_curves(table, units, regions, len(preps))
     mean_curve = np.nanmean(by_character, axis=0)
+    best = max(epochs_for)
+    wanted = {e for e in epochs_for if e > 0}
     net, opt = run.network(start_params)
-    first = 1
+    first, snapshots = 1, {}
     if phase == n_folds and resume_state is not None:
         net.load_state_dict(resume_state["net"])
         opt.load_state_dict(resume_state["opt"])
         first = int(resume_state["epoch"]) + 1
+        snapshots = {int(e): _params_of(p) for e, p in resume_state.get("snapshots", {}).items()}
     for epoch in range(first, best + 1):
         t0 = time.perf_counter()
         loss = run.epoch(net, opt, preps, [s["seed"], n_folds, epoch],
                          {"epoch": n_folds * epochs + epoch, "epochs": n_folds * epochs + best})
+        if epoch in wanted:
+            snapshots[epoch] = net.numpy_params()
         history.append({"epoch": epoch, "lr": s["lr"], "train_loss": loss, "val_loss": float("nan"),
                         "val_l1": float(mean_curve[epoch]), "seconds": round(time.perf_counter() - t0, 3)})
         run.save(phase=n_folds, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
-                 curves=json.dumps(curves), history=json.dumps(history))
+                 curves=json.dumps(curves), history=json.dumps(history),
+                 snapshots={str(e): _tensors_of(run.torch, p) for e, p in snapshots.items()})
         run.notify({"stage": "epoch", "epoch": n_folds * epochs + epoch, "epochs": n_folds * epochs + best,
                     "train_loss": loss, "val_loss": float("nan"), "val_l1": float(mean_curve[epoch]),
                     "best_l1": float(mean_curve[best]), "best_epoch": best, "phase": "all characters"})
-    params = net.numpy_params() if best > 0 else start_params
-    kept_for = [False] * len(preps)
-    for g, idx in gate_groups(preps).items():
-        for i in idx:
-            kept_for[i] = bool(kept[g])
-    return params, best, history, by_character.tolist(), mean_curve, kept_for
+    return snapshots, epochs_for, history, by_character.tolist(), mean_curve
 
 
 def _character_curves(table, units, regions, n) -> np.ndarray:

@@ -417,14 +417,16 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     if o["threads"] and dev.type == "cpu":
         torch.set_num_threads(int(o["threads"]))
     torch.use_deterministic_algorithms(True, warn_only=True)
-    curves, mean_curve, stopped_early, kept_for = [], None, False, None
+    curves, mean_curve, stopped_early, epochs_for = [], None, False, None
     try:
         if mode == "holdout":
             params, best_epoch, history, stopped_early = select_holdout(
                 run, train_p, val_p, start_params, resume_state, o["epochs"], o["patience"], o["min_epochs"])
         else:
-            params, best_epoch, history, curves, mean_curve, kept_for = select_folds(
+            snapshots, epochs_for, history, curves, mean_curve = select_folds(
                 run, train_p, start_params, resume_state, o["epochs"], n_folds)
+            best_epoch = max(epochs_for)
+            params = snapshots.get(best_epoch, start_params)
     finally:
         torch.use_deterministic_algorithms(det_before)
         torch.set_num_threads(threads_before)
@@ -444,14 +446,13 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
         rows = _rows(model, val_p, group)
         template_rows = None
     else:
-        rows = _rows(model, train_p, group, [c[best_epoch] for c in curves])
-        template_rows = _template_rows(rig_templates, template_of, rows, kept_for, kept_start)
+        rows = _rows(model, train_p, group, [c[e or best_epoch] for c, e in zip(curves, epochs_for)])
+        template_rows = _template_rows(rig_templates, template_of, rows, epochs_for)
         for row, t in zip(rows, template_of):     # what the gated model gives each character
             if not template_rows[t]["use"]:
                 row["network_l1"], row["l1"] = row["l1"], row["start_l1"]
         if not kept_start:
-            model.fallback = start_whole
-            model.config["gate"] = {"templates": template_rows, "fallback_name": init_name}
+            model = _gated_chain(model, snapshots, template_rows, start_whole, init_name)
     mean = lambda key: float(np.mean([r[key] for r in rows])) if rows else None  # noqa: E731
     report = {
         "out": str(out_path), "date": date.today().isoformat(), "device": str(dev),
@@ -489,15 +490,30 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     return report
 
 
-def _template_rows(rig_templates, template_of, rows, kept_for, kept_start) -> list:
+def _gated_chain(model, snapshots, template_rows, start, start_name):
+    """The trained model: per epoch count chosen for some rig template, the network
+    trained that long, gated to those templates; each falls back on the one chosen for
+    fewer epochs, the shortest on the start model (SkinModel.for_rig walks the chain)."""
+    inner, inner_name = start, start_name
+    for e in sorted(snapshots):
+        outer = SkinModel(snapshots[e], model.stats, json.loads(json.dumps(model.config)))
+        outer.config["gate"] = {"templates": [{**t, "use": t["epochs"] == e} for t in template_rows],
+                                "fallback_name": inner_name, "chained": inner is not start}
+        outer.fallback = inner
+        inner, inner_name = outer, f"the trained model ({e} epochs)"
+    return inner
+
+
+def _template_rows(rig_templates, template_of, rows, epochs_for) -> list:
     """Per rig template: its members, their mean held-out L1 with the start model and with
-    the trained one, and whether the trained network is used for it."""
+    the trained one, the epoch count chosen for it and whether a trained network is used
+    for it."""
     out = []
     for t, tmpl in enumerate(rig_templates):
         idx = [i for i, k in enumerate(template_of) if k == t]
         mean = lambda key: float(np.nanmean([rows[i][key] for i in idx]))  # noqa: E731
-        out.append({**tmpl, "start_l1": mean("start_l1"),
-                    "trained_l1": mean("l1"), "use": bool(not kept_start and kept_for[idx[0]]),
+        out.append({**tmpl, "start_l1": mean("start_l1"), "epochs": int(epochs_for[idx[0]]),
+                    "trained_l1": mean("l1"), "use": bool(epochs_for[idx[0]] > 0),
                     "validated": ("within the template" if len(idx) >= 2
                                   else "on held-out regions of the character")})
     return out
@@ -507,7 +523,8 @@ def templates_text(report: dict) -> list:
     """One line per rig template of a folds run: start -> trained L1, used or not."""
     lines = []
     for t in report.get("templates") or []:
-        use = "uses the trained model" if t["use"] else "keeps the start model"
+        use = (f"uses the trained model ({t['epochs']} epochs)" if t["use"] and t.get("epochs")
+               else "uses the trained model" if t["use"] else "keeps the start model")
         lines.append(f"{t['label']}: L1 {t['start_l1']:.4f} -> {t['trained_l1']:.4f} ({t['validated']}), {use}")
     return lines
 
