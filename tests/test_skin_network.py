@@ -325,6 +325,29 @@ def test_cross_validated_fine_tuning(train, cached_features, tmp_path):
         assert np.array_equal(a.params[k], b.params[k])
 
 
+def test_one_character_is_judged_on_regions_of_its_body_and_resumes(train, cached_features, tmp_path):
+    """A character alone (on its rig, or in the folder) trains: each fold holds out one
+    region of its body; the network it keeps is the one trained for the chosen count,
+    also after a run stopped in the final training and resumed."""
+    chars = rigid_tubes()[:1]
+    options = dict(epochs=8, lr=1e-2, seed=1, feature_fn=cached_features, hidden=16, embed=8, hidden2=16)
+    report = train.train_skin_model(chars, tmp_path / "one.npz", **options)
+    assert report["selection"] == "folds" and report["folds"] == 5
+    (rig,) = report["templates"]
+    assert rig["validated"] == "on held-out regions of the character" and rig["members"] == [chars[0]["name"]]
+    assert rig["use"] and rig["epochs"] == report["best_epoch"] > 0
+    assert rig["trained_l1"] < 0.9 * rig["start_l1"]
+    out = tmp_path / "r.npz"
+    stop = 5 * 8 + min(3, report["best_epoch"])          # in the final run on the character
+    with pytest.raises(Cancelled):
+        train.train_skin_model(chars, out, progress=lambda i: not (i["stage"] == "epoch" and i["epoch"] == stop),
+                               **options)
+    train.train_skin_model(chars, out, resume=True, **options)
+    a, b = N.SkinModel.load(tmp_path / "one.npz"), N.SkinModel.load(out)
+    for k in a.params:
+        assert np.array_equal(a.params[k], b.params[k])
+
+
 def test_fine_tuning_starts_from_the_given_model_and_keeps_it_when_nothing_helps(train, cached_features,
                                                                                  tmp_path):
     chars = rigid_tubes()
@@ -356,8 +379,8 @@ def test_a_gain_within_the_noise_does_not_replace_the_start_model(train):
 def test_training_refuses_what_cannot_teach(train, cached_features, tmp_path):
     chars = rigid_tubes()
     out = tmp_path / "m.npz"
-    with pytest.raises(BonesmithError, match="two or more rigged characters"):
-        train.train_skin_model(chars[:1], out, feature_fn=cached_features)
+    with pytest.raises(BonesmithError, match="one or more rigged characters"):
+        train.train_skin_model([], out, feature_fn=cached_features)
     no_weights = dict(chars[1], weights=np.zeros_like(chars[1]["weights"]), name="empty")
     with pytest.raises(BonesmithError, match="empty has no usable skin weights"):
         train.train_skin_model([chars[0], no_weights], out, feature_fn=cached_features)
@@ -413,9 +436,10 @@ def test_cli_train_skin_writes_a_model(cli, characters, tmp_path, torch):
     out = tmp_path / "model.npz"
     result = cli("train-skin", folder, "--out", out, "--epochs", "3", "--seed", "1", timeout=600)
     assert result.returncode == 0, result.stderr
-    # 4 families: cross-validation in 4 folds of 3 epochs, then the chosen count on all four
-    assert "epoch   12/15" in result.stderr and "wrote" in result.stdout
-    assert "cross-validation, 4 folds" in result.stdout
+    # 4 families, each alone on its rig: cross-validation in 5 folds (one region of each
+    # body held out per fold) of 3 epochs, then the chosen count on all four
+    assert "epoch   15/18" in result.stderr and "wrote" in result.stdout
+    assert "cross-validation, 5 folds" in result.stdout
     rigs = result.stdout.split("rig templates")[1].splitlines()[1:5]   # 4 hierarchies: 4 templates, 1 each
     assert all("(on held-out regions of the character)" in line and "start model" in line for line in rigs), result.stdout
     assert "start model the shipped default model" in result.stdout

@@ -226,7 +226,7 @@ def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
             run.save(phase=f, epoch=epoch, net=net.state_dict(), opt=opt.state_dict(),
                      curves=json.dumps(curves), history=json.dumps(history))
             run.notify({"stage": "epoch", "epoch": f * epochs + epoch, "epochs": total, "train_loss": loss,
-                        "val_loss": float("nan"), "val_l1": float(np.nanmean([curves[u][-1] for u in held])),
+                        "val_loss": float("nan"), "val_l1": _mean([curves[u][-1] for u in held]),
                         "phase": f"fold {f + 1}/{n_folds}"})
         resume_state = None
     table = np.array(curves, dtype=np.float64)
@@ -263,6 +263,13 @@ def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
                     "train_loss": loss, "val_loss": float("nan"), "val_l1": float(mean_curve[epoch]),
                     "best_l1": float(mean_curve[best]), "best_epoch": best, "phase": "all characters"})
     return snapshots, epochs_for, history, by_character.tolist(), mean_curve
+
+
+def _mean(values) -> float:
+    """Mean of the finite values (a region with no rows scores nan); nan without any."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if len(values) else float("nan")
 
 
 def _character_curves(table, units, regions, n) -> np.ndarray:

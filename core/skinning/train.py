@@ -284,9 +284,8 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
     out_path = Path(out_path)
     ckpt_path = Path(checkpoint_path) if checkpoint_path else out_path.with_name(out_path.name + ".ckpt")
     characters, extra = list(characters), list(validation or [])
-    if len(characters) < 2:
-        raise BonesmithError("Training needs two or more rigged characters (it validates on characters "
-                             f"it did not train on); got {len(characters)}")
+    if not characters:
+        raise BonesmithError("Training needs one or more rigged characters; got none")
     check_characters(characters + extra)
     start = start_model(init)
     n_groups = len(templates.group(characters)[1])
@@ -396,7 +395,9 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
         model.config)))
     for p, ch in zip(preps, [*train_chars, *val_chars, *extra]):   # what the start model gives each
         p["start_model"] = start_whole.for_rig(ch.get("names"), ch["parents"])[0]
-    n_folds = max(2, min(int(o["folds"]), len(train_p))) if mode == "folds" else 0
+    # a character alone on its rig is judged on `folds` regions of its body, so all folds run
+    alone = any(template_of.count(t) == 1 for t in set(template_of))
+    n_folds = max(2, int(o["folds"]) if alone else min(int(o["folds"]), len(train_p))) if mode == "folds" else 0
     trainable = o["trainable"]
     settings = dict(epochs=o["epochs"], lr=o["lr"], batch_characters=o["batch_characters"], seed=o["seed"],
                     selection=mode, folds=n_folds, patience=o["patience"], min_epochs=o["min_epochs"],
