@@ -119,7 +119,7 @@ def fold_groups(preps, n_folds: int, seed: int) -> list:
     dealt round-robin, one template after the other, so a template's characters land in
     different folds and the folds stay even."""
     rng = np.random.default_rng([seed, 7])
-    by_template = _by_template(preps)
+    by_template = gate_groups(preps)
     fold, k = [0] * len(preps), 0
     for t in sorted(by_template, key=lambda t: (-len(by_template[t]), t)):
         for i in rng.permutation(by_template[t]):
@@ -128,12 +128,8 @@ def fold_groups(preps, n_folds: int, seed: int) -> list:
 
 
 def gate_groups(preps) -> dict:
-    """{rig template: character indices}: the characters the gate judges together."""
-    return _by_template(preps)
-
-
-def _by_template(preps) -> dict:
-    """{rig template: character indices} (train.py sets each prep's "template")."""
+    """{rig template: character indices} (train.py sets each prep's "template"): the
+    characters the gate judges together."""
     out = {}
     for i, p in enumerate(preps):
         out.setdefault(p.get("template", i), []).append(i)
@@ -181,7 +177,7 @@ def validation_units(preps, n_folds: int) -> tuple:
     siblings is one unit (None: held out whole in its fold); a character alone on its
     template is n_folds units, one per body region (held out in fold f: trained on its
     other regions, scored on region f), since no other character can show what it teaches."""
-    by_template = _by_template(preps)
+    by_template = gate_groups(preps)
     singles = sorted(idx[0] for idx in by_template.values() if len(idx) == 1)
     units = [(i, None) for i in range(len(preps)) if i not in singles]
     units += [(i, f) for i in singles for f in range(n_folds)]
@@ -228,6 +224,7 @@ def select_folds(run, preps, start_params, resume_state, epochs, n_folds):
             run.notify({"stage": "epoch", "epoch": f * epochs + epoch, "epochs": total, "train_loss": loss,
                         "val_loss": float("nan"), "val_l1": _mean([curves[u][-1] for u in held]),
                         "phase": f"fold {f + 1}/{n_folds}"})
+        run.release([v for pair in views.values() for v in pair])
         resume_state = None
     table = np.array(curves, dtype=np.float64)
     by_template = gate_groups(preps)

@@ -126,13 +126,20 @@ class _Runner:
         self._tensors, self._wrapped = {}, (None, None)
 
     def tensors(self, p):
+        """The training rows of character (or region view) `p` as tensors, cached while
+        `p` lives: the cache holds `p` itself, so a later dict cannot take over its id."""
         key = id(p)
         if key not in self._tensors:
             s, c, v, lp = self.model.inputs(p["features"])
             m = p["mask"]
-            self._tensors[key] = tuple(self.torch.from_numpy(np.ascontiguousarray(a)).to(self.dev)
-                                       for a in (s[m], c[m], v[m], lp[m], p["target"][m]))
-        return self._tensors[key]
+            self._tensors[key] = (p, tuple(self.torch.from_numpy(np.ascontiguousarray(a)).to(self.dev)
+                                           for a in (s[m], c[m], v[m], lp[m], p["target"][m])))
+        return self._tensors[key][1]
+
+    def release(self, preps):
+        """Drop the cached tensors of `preps` (a fold's region views, once it is done)."""
+        for p in preps:
+            self._tensors.pop(id(p), None)
 
     def network(self, params):
         net = TorchSkinNet(params).to(self.dev)
