@@ -400,7 +400,7 @@ def report(results, cats) -> str:
     far = [r for r in results if cats[r["record"]] == "humanoid" and r["errors"]
            and max(_core_errors(r), default=0.0) > FAR]
     cue_rows = []
-    for marker in ("elbow", "knee", "ankle", "chin", "hip"):
+    for marker in ("elbow", "wrist", "knee", "ankle", "chin", "hip"):
         counts = {}
         for r in results:
             for name, cue in r.get("cues", {}).items():
@@ -422,7 +422,7 @@ def report(results, cats) -> str:
                               "fingers on other hands", "finger joints"], lm_rows)
             + "\n\ncore mean: elbows, wrists, knees, ankles and head, without a studio's conventions ("
             + "; ".join(f"{k} {', '.join(LABELS[role] for role in v)}" for k, v in CONVENTIONS.items()) + ")"
-            + "\n\nWhat placed each landmark (sides counted apart; wrists: proportion)\n\n"
+            + "\n\nWhat placed each landmark (sides counted apart)\n\n"
             + markdown_table(["landmark", "cues"], cue_rows)
             + f"\n\nhumans with an elbow, wrist, knee, ankle or head more than {FAR:g} % off "
               f"(a studio's conventions apart): {len(far)} "

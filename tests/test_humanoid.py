@@ -8,7 +8,7 @@ import pytest
 from bonesmith.core.skeleton import extract_skeleton
 from bonesmith.core.rig import markers, presets
 
-from conftest import SAMPLE, humanoid_arrays, voxel_mesh
+from conftest import SAMPLE, humanoid_arrays, merge, voxel_mesh
 
 MIXAMO = {"Hips", "Spine", "Spine1", "Spine2", "Neck", "Head"} | {
     f"{side}{part}" for side in ("Left", "Right")
@@ -468,8 +468,8 @@ def test_generic_names_get_the_same_fingers_and_nothing_else_past_the_wrist(woma
             chain = [n[f"{d}_0{k}{side}"] for k in (1, 2, 3)]
             assert generic.parents[chain[0]] == wrist and list(generic.parents[chain[1:]]) == chain[:2]
             assert np.allclose(generic.joints[chain], standard.joints[[s[f"{d}_0{k}_{side[1].lower()}"] for k in (1, 2, 3)]])
-        # within a forearm's length past the wrist: the digits only
-        forearm = generic.joints[wrist] - generic.joints[generic.parents[wrist]]
+        # within a forearm's length (elbow -> wrist) past the wrist: the digits only
+        forearm = generic.joints[wrist] - standard.joints[s[f"lowerarm_{side[1].lower()}"]]
         offset = generic.joints - generic.joints[wrist]
         past = np.flatnonzero((offset @ forearm > 0) & (np.linalg.norm(offset, axis=1) < np.linalg.norm(forearm)))
         found = {generic.names[j] for j in past}      # (the thumb's base may lie behind the wrist)
@@ -515,6 +515,40 @@ def without_pinkies(woman):
     nearest = np.argmin(np.linalg.norm(V[:, None] - points[None], axis=2), axis=1)
     cut = np.isin(nearest, [names.index(f"Pinky{k}.{s}") for k in (2, 3) for s in "LR"])
     return V, F[~cut[F].any(axis=1)]
+
+
+def cuff(centre, axis, radius, back, ahead, rings=9, sides=16):
+    """An open cylinder (a sleeve's cuff, a bracelet) around `axis` from `back` behind
+    `centre` to `ahead` in front of it."""
+    axis = axis / np.linalg.norm(axis)
+    u = np.cross(axis, [0.0, 0.0, 1.0] if abs(axis[2]) < 0.9 else [1.0, 0.0, 0.0])
+    u /= np.linalg.norm(u)
+    v = np.cross(axis, u)
+    a = np.linspace(0, 2 * np.pi, sides, endpoint=False)
+    ring = radius * (np.cos(a)[:, None] * u + np.sin(a)[:, None] * v)
+    V = np.vstack([centre + t * axis + ring for t in np.linspace(-back, ahead, rings)])
+    F = [(r * sides + k, r * sides + (k + 1) % sides, (r + 1) * sides + k) for r in range(rings - 1) for k in range(sides)]
+    F += [(r * sides + (k + 1) % sides, (r + 1) * sides + (k + 1) % sides, (r + 1) * sides + k)
+          for r in range(rings - 1) for k in range(sides)]
+    return V, np.array(F)
+
+
+def test_a_cuff_around_the_wrist_is_no_finger(woman):
+    """A separate cuff around the wrist, reaching past it toward the fingers (the Quaternius
+    king's fur cuffs): the wrist's plane cuts it too, and its rim stood out of the hand like
+    a sixth digit, so the hand lost its fingers. The hand is the piece that reaches
+    farthest."""
+    from bonesmith.core.rig import fingers
+    V, F, artist = woman
+    wrist, elbow = artist["Hand.L"], artist["LowerArm.L"]
+    axis = (wrist - elbow) / np.linalg.norm(wrist - elbow)
+    tip = V[np.argmax((V - wrist) @ axis)]
+    length = float(np.linalg.norm(tip - wrist))
+    near = (np.abs((V - wrist) @ axis) < 0.05 * length) & (np.linalg.norm(V - wrist, axis=1) < length)
+    radius = 1.3 * np.linalg.norm((V[near] - wrist) - np.outer((V[near] - wrist) @ axis, axis), axis=1).max()
+    Vc, Fc = merge((V, F), cuff(wrist, axis, radius, 0.3 * length, 0.3 * length))
+    assert set(fingers.digit_lines(V, F, wrist, elbow, tip) or {}) == {"thumb", "index", "middle", "ring", "pinky"}
+    assert set(fingers.digit_lines(Vc, Fc, wrist, elbow, tip) or {}) == {"thumb", "index", "middle", "ring", "pinky"}
 
 
 @pytest.mark.parametrize("naming", ["mixamo", "rigify"])

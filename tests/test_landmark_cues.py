@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Knees and elbows from what the limb shows (docs/auto_skeleton.md#landmark-cues), on
-generated tubes: a bent limb, a segmented one (two separate parts end to end), a straight
-one, and a trouser leg over a modelled leg (no joint at its hem)."""
+"""Knees, elbows and wrists from what the limb shows (docs/auto_skeleton.md#landmark-cues),
+on generated tubes: a bent limb, a segmented one (two separate parts end to end), a
+straight one, a trouser leg over a modelled leg (no joint at its hem), a forearm narrowing
+to the wrist before a wider hand."""
 import numpy as np
 import pytest
 
@@ -12,10 +13,12 @@ from conftest import merge
 
 
 def tube(points, radius=0.04, sides=12):
-    """A closed tube (V, F) around the polyline `points` (k, 3), capped at both ends."""
+    """A closed tube (V, F) around the polyline `points` (k, 3), capped at both ends;
+    `radius` one value or one per point."""
     points = np.asarray(points, dtype=np.float64)
+    radii = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
     rings = []
-    for k, p in enumerate(points):
+    for k, (p, radius) in enumerate(zip(points, radii)):
         d = points[min(k + 1, len(points) - 1)] - points[max(k - 1, 0)]
         d /= np.linalg.norm(d)
         u = np.cross(d, [1.0, 0.0, 0.0] if abs(d[0]) < 0.9 else [0.0, 1.0, 0.0])
@@ -110,3 +113,38 @@ def test_the_ankle_is_where_the_leg_turns_to_the_toes_when_the_proportion_falls_
     else:
         assert found is None
     assert landmark_cues.ankle(np.array([[0.1, 0.0, hip_z], [0.1, 0.0, 0.0]]), 0.80) is None
+
+
+CHEST, HAND_TIP = np.array([0.0, 0.0, 1.4]), np.array([0.7, 0.0, 1.4])
+
+
+def arm(radius_at):
+    """An arm from the chest out to the hand tip along +x: a tube whose radius at each
+    share f of the path is radius_at(f)."""
+    f = np.linspace(0.0, 1.0, 101)
+    path = CHEST + f[:, None] * (HAND_TIP - CHEST)
+    V, F = tube(path, radius=radius_at(f), sides=16)
+    _, parts = vertex_components(len(V), F)
+    return landmark_cues.wrist(V, F, parts, path, 0.78)
+
+
+def test_the_wrist_is_the_narrowest_section_before_a_wider_hand():
+    """A forearm tapering to 0.72 of the path, then a hand twice as wide: the wrist is
+    at the narrowing, not at the proportion (0.78)."""
+    point, how = arm(lambda f: np.interp(f, [0.0, 0.72, 0.8, 0.95, 1.0], [0.05, 0.02, 0.04, 0.04, 0.01]))
+    assert how == "narrowing"
+    assert abs(point[0] - 0.72 * 0.7) < 0.01
+
+
+def test_the_wrist_is_where_an_even_narrow_stretch_meets_the_hand():
+    """The forearm narrows at 0.68 and stays as thin to 0.76 (a low-poly forearm ending
+    in an even wrist): the wrist is the hand's end of that stretch."""
+    point, how = arm(lambda f: np.interp(f, [0.0, 0.68, 0.76, 0.82, 1.0], [0.05, 0.02, 0.0205, 0.04, 0.01]))
+    assert how == "narrowing"
+    assert abs(point[0] - 0.76 * 0.7) < 0.01
+
+
+def test_an_arm_without_a_wider_hand_keeps_the_wrists_proportion():
+    point, how = arm(lambda f: np.interp(f, [0.0, 1.0], [0.05, 0.02]))
+    assert how == "proportion"
+    assert np.allclose(point, CHEST + 0.78 * (HAND_TIP - CHEST))

@@ -2,7 +2,8 @@
 """Fingers of a humanoid's hand, found on the mesh (docs/auto_skeleton.md#fingers).
 
 The hand is the surface beyond the wrist (the plane through the wrist across the forearm,
-within HAND_REACH hand lengths of it), cut from the arm. Its geodesic distance from the
+within HAND_REACH hand lengths of it), cut from the arm: the piece of it that reaches
+farthest (not a separate cuff the plane also cuts). Its geodesic distance from the
 cut (Dijkstra along the mesh edges) rises to a peak at every fingertip. Sweeping the
 distance down from the highest tip, each tip starts a region that grows until it meets a
 neighbour's: the level where the two meet is the web between them, and the distance from
@@ -67,7 +68,7 @@ def digit_lines(vertices, faces, wrist, elbow, tip) -> dict | None:
     graph, seeds = _hand_graph(V, unique_edges(F), hand, wrist, SEED_REACH * length)
     if not len(seeds):
         return None
-    dist = dijkstra(graph, indices=seeds, min_only=True)
+    dist = _on_the_hand(graph, dijkstra(graph, indices=seeds, min_only=True))
     digits = _digits(graph, dist, FINGER_PROMINENCE)
     if len(digits) not in DIGITS:
         return None
@@ -84,6 +85,18 @@ def _hand_graph(V, edges, hand, wrist, seed_reach):
     seeds = np.unique(np.where(hand[edges[cut, 0]], edges[cut, 0], edges[cut, 1]))
     seeds = seeds[np.linalg.norm(V[seeds] - wrist, axis=1) < seed_reach]
     return length_graph(V, edges[inner]), seeds
+
+
+def _on_the_hand(graph, dist):
+    """The distances on the piece of the cut surface that reaches farthest (the hand); a
+    separate cuff or bracelet that the wrist's plane also cuts gets inf: its rim would
+    stand out as a digit."""
+    finite = np.isfinite(dist)
+    if not finite.any():
+        return dist
+    _, piece = connected_components(graph, directed=False)
+    farthest = np.flatnonzero(finite)[np.argmax(dist[finite])]
+    return np.where(piece == piece[farthest], dist, np.inf)
 
 
 def _digits(graph, dist, prominence) -> list:

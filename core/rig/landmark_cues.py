@@ -8,8 +8,9 @@
 2. a gap: in a segmented body (one separate part per segment) the section moves from
    one mesh part to the next there, the two parts meeting end to end;
 3. else a proportion of the limb's path (the artists' median).
-An ankle (`ankle`) is where the leg's path turns toward the toes, when the proportion
-falls past that turn.
+A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's end of that
+narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
+the proportion falls past that turn.
 The narrowing of the section between thigh and calf was measured and left out: on the
 low-poly game characters' limbs, which taper evenly, the thinnest section is no joint
 (docs/auto_skeleton.md#landmark-cues).
@@ -30,6 +31,11 @@ KINK = 0.25               # ... and fit at most this share as badly split there 
 OVERLAP = 0.1             # two limb parts meeting end to end overlap at most this share of the limb's length
 # limb -> (window searched for the joint, the range of the path the segments' lines are fitted on)
 LIMBS = {"leg": ((0.22, 0.55), (0.10, 0.68)), "arm": ((0.32, 0.64), (0.22, 0.70))}
+WRIST_WINDOW = (0.64, 0.84)   # the arm path's share searched for the wrist
+HAND_WIDER = 1.1          # ... a hand ahead at least this much wider than the wrist
+HAND_AHEAD = 0.2          # ... within this share of the path
+FOREARM_BEFORE = 0.1      # ... and no narrower section within this share before it
+WRIST_PLATEAU = 0.1       # sections at most this much wider than the narrowest are still the wrist
 ANKLE_TURN = 45.0         # the leg's path turns at least this much toward the toes at the ankle
 ANKLE_SEARCH = 0.45       # ... searched from this share of the hip -> toe tip path on
 
@@ -74,6 +80,34 @@ def _bend(fractions, centres, radii, part, window, proportion, V, parts):
         db = -db
     angle = np.degrees(np.arccos(np.clip(da @ db, -1.0, 1.0)))
     return centres[k] if angle >= BEND_DEGREES else None
+
+
+def wrist(V, F, parts, path, proportion: float):
+    """(point (3,), cue name) of the wrist on the chest -> hand tip path: "narrowing" at the
+    narrowest section of WRIST_WINDOW that has none narrower within FOREARM_BEFORE before it
+    and a section HAND_WIDER as wide within HAND_AHEAD after it (the hand), moved on toward
+    the hand while the sections stay within WRIST_PLATEAU of it (a forearm tapering evenly
+    into the wrist has a stretch of near-equal sections; the hand begins at its end); else
+    "proportion"."""
+    lo, hi = WRIST_WINDOW
+    fractions = np.arange(lo - FOREARM_BEFORE, min(hi + HAND_AHEAD, 1.0) + 1e-9, STEP)
+    found = sections.along(V, F, parts, path, fractions)
+    radii = np.array([s.radius for s in found])
+    best = None
+    for k in np.flatnonzero((fractions >= lo - 1e-9) & (fractions <= hi + 1e-9) & np.isfinite(radii)):
+        ahead = radii[(fractions > fractions[k] + 1e-9) & (fractions <= fractions[k] + HAND_AHEAD + 1e-9)]
+        before = radii[(fractions < fractions[k] - 1e-9) & (fractions >= fractions[k] - FOREARM_BEFORE - 1e-9)]
+        ahead, before = ahead[np.isfinite(ahead)], before[np.isfinite(before)]
+        if (len(ahead) and len(before) and ahead.max() >= HAND_WIDER * radii[k] and before.min() >= radii[k]
+                and (best is None or radii[k] < radii[best])):
+            best = k
+    if best is None:
+        return point_at(path, proportion), "proportion"
+    k = best
+    while (k + 1 < len(fractions) and fractions[k + 1] <= hi + 1e-9 and np.isfinite(radii[k + 1])
+           and radii[k + 1] <= (1 + WRIST_PLATEAU) * radii[best]):
+        k += 1
+    return found[k].centre, "narrowing"
 
 
 def ankle(path, proportion: float):

@@ -8,7 +8,7 @@ chest and chest -> head tip at fractions of their length (LANDMARKS; the proport
 the CC0 human rigs of the benchmark data, bench/humanoid.py), so the arm hangs from the
 shoulder in A-pose as in T-pose whatever the hands touch; the pelvis, spine, neck and head
 lie in the middle of the body's depth (SPINE_DEPTH, docs/auto_skeleton.md#spine-depth).
-Knees and elbows follow the limb's shape (landmark_cues.py), the skull base the neck's
+Knees, elbows and wrists follow the limb's shape (landmark_cues.py), the skull base the neck's
 narrowing, and markers placed by the user win (markers.py). Hands whose fingers are
 modelled apart get a thumb and fingers, three joints each (fingers.py).
 """
@@ -92,7 +92,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
         out["neck"], out["head"], humanoid.cues["head"] = _neck_and_skull_base(
             humanoid.paths["head"], humanoid.vertices, humanoid.faces if humanoid.outline else None)
     if humanoid.vertices is not None and humanoid.faces is not None:
-        _middle_joints(out, humanoid)
+        _limb_joints(out, humanoid)
     if not humanoid.hidden_legs:
         for side in (".L", ".R"):
             corner = landmark_cues.ankle(humanoid.paths["leg" + side], ANKLE_FRACTION)
@@ -140,9 +140,10 @@ def _depth_points(humanoid: Humanoid) -> np.ndarray:
     return surface_points(V, humanoid.faces, 0.5 * DEPTH_SLAB[0] * float(np.ptp(V[:, 2])))
 
 
-def _middle_joints(out, humanoid):
-    """Knees and elbows by the strongest cue the limb shows (landmark_cues.middle_joint);
-    humanoid.cues records which one placed each."""
+def _limb_joints(out, humanoid):
+    """Knees and elbows by the strongest cue the limb shows (landmark_cues.middle_joint),
+    wrists at the narrowing before the hand (landmark_cues.wrist); humanoid.cues records
+    which cue placed each."""
     fraction = {role: f for role, _, f in LANDMARKS}
     _, parts = vertex_components(len(humanoid.vertices), humanoid.faces)
     for role, limb in (("shin", "leg"), ("forearm", "arm")):
@@ -151,6 +152,23 @@ def _middle_joints(out, humanoid):
         for side in (".L", ".R"):
             out[role + side], humanoid.cues[role + side] = landmark_cues.middle_joint(
                 humanoid.vertices, humanoid.faces, parts, humanoid.paths[limb + side], limb, fraction[role])
+    for side in (".L", ".R"):
+        out["hand" + side], humanoid.cues["hand" + side] = landmark_cues.wrist(
+            humanoid.vertices, humanoid.faces, parts, humanoid.paths["arm" + side], fraction["hand"])
+    if humanoid.symmetric:
+        for role in ("shin", "forearm", "hand"):
+            _mirror_pair(out, humanoid.cues, role)
+
+
+def _mirror_pair(out, cues, role):
+    """A symmetric humanoid's left and right joint of `role`, placed by the same cue, made
+    each other's mirror image in x = 0 (their mean): the mesh is symmetric only to a
+    tolerance, and sections of it differ a little between the sides."""
+    left, right = role + ".L", role + ".R"
+    if left in out and right in out and cues.get(left) == cues.get(right):
+        flip = np.array([-1.0, 1.0, 1.0])
+        out[left] = (np.asarray(out[left]) + np.asarray(out[right]) * flip) / 2
+        out[right] = out[left] * flip
 
 
 def _neck_and_skull_base(path, V, faces=None):
