@@ -8,7 +8,7 @@ import pytest
 from bonesmith.core.skeleton import extract_skeleton
 from bonesmith.core.rig import markers, presets
 
-from conftest import SAMPLE, humanoid_arrays, merge, voxel_mesh
+from conftest import SAMPLE, humanoid_arrays, merge, tube, voxel_mesh
 
 MIXAMO = {"Hips", "Spine", "Spine1", "Spine2", "Neck", "Head"} | {
     f"{side}{part}" for side in ("Left", "Right")
@@ -517,22 +517,6 @@ def without_pinkies(woman):
     return V, F[~cut[F].any(axis=1)]
 
 
-def cuff(centre, axis, radius, back, ahead, rings=9, sides=16):
-    """An open cylinder (a sleeve's cuff, a bracelet) around `axis` from `back` behind
-    `centre` to `ahead` in front of it."""
-    axis = axis / np.linalg.norm(axis)
-    u = np.cross(axis, [0.0, 0.0, 1.0] if abs(axis[2]) < 0.9 else [1.0, 0.0, 0.0])
-    u /= np.linalg.norm(u)
-    v = np.cross(axis, u)
-    a = np.linspace(0, 2 * np.pi, sides, endpoint=False)
-    ring = radius * (np.cos(a)[:, None] * u + np.sin(a)[:, None] * v)
-    V = np.vstack([centre + t * axis + ring for t in np.linspace(-back, ahead, rings)])
-    F = [(r * sides + k, r * sides + (k + 1) % sides, (r + 1) * sides + k) for r in range(rings - 1) for k in range(sides)]
-    F += [(r * sides + (k + 1) % sides, (r + 1) * sides + (k + 1) % sides, (r + 1) * sides + k)
-          for r in range(rings - 1) for k in range(sides)]
-    return V, np.array(F)
-
-
 def test_a_cuff_around_the_wrist_is_no_finger(woman):
     """A separate cuff around the wrist, reaching past it toward the fingers (the Quaternius
     king's fur cuffs): the wrist's plane cuts it too, and its rim stood out of the hand like
@@ -546,7 +530,8 @@ def test_a_cuff_around_the_wrist_is_no_finger(woman):
     length = float(np.linalg.norm(tip - wrist))
     near = (np.abs((V - wrist) @ axis) < 0.05 * length) & (np.linalg.norm(V - wrist, axis=1) < length)
     radius = 1.3 * np.linalg.norm((V[near] - wrist) - np.outer((V[near] - wrist) @ axis, axis), axis=1).max()
-    Vc, Fc = merge((V, F), cuff(wrist, axis, radius, 0.3 * length, 0.3 * length))
+    cuff = tube(np.linspace(wrist - 0.3 * length * axis, wrist + 0.3 * length * axis, 9), radius, sides=16)
+    Vc, Fc = merge((V, F), cuff)
     assert set(fingers.digit_lines(V, F, wrist, elbow, tip) or {}) == {"thumb", "index", "middle", "ring", "pinky"}
     assert set(fingers.digit_lines(Vc, Fc, wrist, elbow, tip) or {}) == {"thumb", "index", "middle", "ring", "pinky"}
 

@@ -9,33 +9,7 @@ import pytest
 from bonesmith.core.mesh import vertex_components
 from bonesmith.core.rig import landmark_cues, sections
 
-from conftest import merge
-
-
-def tube(points, radius=0.04, sides=12):
-    """A closed tube (V, F) around the polyline `points` (k, 3), capped at both ends;
-    `radius` one value or one per point."""
-    points = np.asarray(points, dtype=np.float64)
-    radii = np.broadcast_to(np.asarray(radius, dtype=np.float64), (len(points),))
-    rings = []
-    for k, (p, radius) in enumerate(zip(points, radii)):
-        d = points[min(k + 1, len(points) - 1)] - points[max(k - 1, 0)]
-        d /= np.linalg.norm(d)
-        u = np.cross(d, [1.0, 0.0, 0.0] if abs(d[0]) < 0.9 else [0.0, 1.0, 0.0])
-        u /= np.linalg.norm(u)
-        v = np.cross(d, u)
-        a = np.linspace(0, 2 * np.pi, sides, endpoint=False)
-        rings.append(p + radius * (np.cos(a)[:, None] * u + np.sin(a)[:, None] * v))
-    V = np.vstack(rings + [points[:1], points[-1:]])
-    n, F = len(points), []
-    for k in range(n - 1):
-        for s in range(sides):
-            a, b = k * sides + s, k * sides + (s + 1) % sides
-            F += [(a, b, b + sides), (a, b + sides, a + sides)]
-    first, last = n * sides, n * sides + 1
-    for s in range(sides):
-        F += [(first, (s + 1) % sides, s), (last, (n - 1) * sides + s, (n - 1) * sides + (s + 1) % sides)]
-    return V, np.array(F)
+from conftest import merge, tube
 
 
 def line(a, b, n=20):
