@@ -2,6 +2,7 @@
 """Humanoid benchmark (docs/auto_skeleton.md#humanoids): recognition and named landmarks.
 
     .venv/bin/python bench/humanoid.py [--only quat_,mpfb_,zad_] [--jobs 2] [--calibrate]
+        [--arms-down DEG]
 
 Recognition: `extract_skeleton(...).info["humanoid"]` on every record against the MANIFEST
 category ("humanoid" or not); precision and recall per source. Landmarks, on the records
@@ -12,6 +13,10 @@ default, Quaternius, 0 A.D.), in % of the rest mesh's bounding-box diagonal. Rec
 rig names no landmark are counted but not scored. Where the artist's left/right names are
 on the other sides than the character's own (0 A.D.'s bipeds face +Y with their `_L`
 bones on +X), the landmarks are compared side by side and the record is listed.
+
+--arms-down DEG: each character's arms first lowered with its artist's rig until they hang
+DEG degrees below the horizontal (bench/repose.py; an A-pose for the T-posed studios),
+its artist's joints with them. Output: bench/results/humanoid_armsDEG.md and .json.
 
 --calibrate: the artists' landmarks as fractions of Bonesmith's humanoid paths (where
 core/rig/humanoid/skeleton.py's LANDMARKS come from), median per landmark over the CC0 sources
@@ -35,12 +40,14 @@ import json
 import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS, markdown_table  # noqa: E402
+from repose import lowered_arms  # noqa: E402
 
 # role -> artist bone name templates; {l} l/r, {L} L/R, {Left} Left/Right, {left} left/right
 # (Unreal / Mesh2Motion, Mixamo, MakeHuman, Quaternius, 0 A.D., GDQuest, Rigify, Kenney)
@@ -77,6 +84,11 @@ def _core_errors(r) -> list:
 
 def artist_landmarks(names, joints) -> dict:
     """role (with side) -> the artist's bone head, for the roles its names give."""
+    return {role: joints[k] for role, k in artist_indices(names).items()}
+
+
+def artist_indices(names) -> dict:
+    """role (with side) -> the index of the artist's bone of that role, by its name."""
     plain = {str(n).split(":")[-1]: k for k, n in enumerate(names)}
     out = {}
     for role, templates in LANDMARK_NAMES.items():
@@ -86,7 +98,7 @@ def artist_landmarks(names, joints) -> dict:
             for t in templates:
                 name = t.format(**fill) if fill else t
                 if name in plain:
-                    out[role + suffix] = joints[plain[name]]
+                    out[role + suffix] = plain[name]
                     break
     return out
 
@@ -141,13 +153,18 @@ def categories(data: Path) -> dict:
         return {r["name"]: r["category"] for r in csv.DictReader(fh, delimiter="\t")}
 
 
-def run(path: Path) -> dict:
+def run(path: Path, arms_down: float | None = None) -> dict:
     from bonesmith.core.skeleton import extract_skeleton
     from bonesmith.core.mesh import bbox_diagonal
 
+    keys = ("verts", "faces", "joints", "joint_names") + (("joint_tails", "parents", "weights") if arms_down else ())
     with np.load(path, allow_pickle=False) as d:
-        rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
+        rec = {k: d[k] for k in keys}
     out = {"record": path.stem, "humanoid": None, "errors": {}}
+    if arms_down:
+        arms = [k for role, k in artist_indices(rec["joint_names"]).items() if role.startswith("upper_arm.")]
+        rec["verts"], rec["joints"], out["arms_lowered"] = lowered_arms(
+            rec["verts"], rec["joints"], rec["joint_tails"], rec["parents"], rec["weights"], arms, arms_down)
     try:
         sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
     except Exception as error:  # noqa: BLE001 - a refusal is a result
@@ -317,8 +334,13 @@ def main(argv=None) -> int:
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--calibrate-fingers", action="store_true")
     ap.add_argument("--hip-heights", action="store_true")
-    ap.add_argument("--out", type=Path, default=RESULTS / "humanoid.md")
+    ap.add_argument("--arms-down", type=float, default=None, metavar="DEG",
+                    help="lower each character's arms with its artist's rig until they hang DEG degrees "
+                         "below the horizontal (an A-pose; bench/repose.py) before rigging it")
+    ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = RESULTS / (f"humanoid_arms{args.arms_down:g}.md" if args.arms_down else "humanoid.md")
     cats = categories(args.data)
     prefixes = tuple(p for p in args.only.split(",") if p)
     paths = [p for p in sorted(args.data.glob("*.npz")) if p.stem.startswith(prefixes) and p.stem in cats]
@@ -357,7 +379,7 @@ def main(argv=None) -> int:
                                  f"{np.percentile(values, 25):.3f}", f"{np.percentile(values, 75):.3f}"])
             print(markdown_table(["role", "n", "median fraction", "p25", "p75"], rows))
             return 0
-        results = list(pool.map(run, paths))
+        results = list(pool.map(partial(run, arms_down=args.arms_down), paths))
     text = report(results, cats)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -411,7 +433,11 @@ def report(results, cats) -> str:
              for r in results if r["humanoid"] and cats[r["record"]] != "humanoid"]
     swapped = [r["record"] for r in results if r.get("sides_swapped")]
     missed = [r["record"] for r in results if not r["humanoid"] and cats[r["record"]] == "humanoid"]
-    return ("Humanoid recognition (MANIFEST category 'humanoid' = truth)\n\n"
+    lowered = [r["arms_lowered"] for r in results if "arms_lowered" in r]
+    posed = (f"Arms lowered with the artist's rig before rigging (--arms-down): {sum(n > 0 for n in lowered)} of "
+             f"{len(lowered)} characters ({sum(lowered)} arms; the others' arms already hung that low or "
+             "their rig names none)\n\n") if lowered else ""
+    return (posed + "Humanoid recognition (MANIFEST category 'humanoid' = truth)\n\n"
             + markdown_table(["source", "records", "humanoid", "found",
                               "false (whose artist's rig names two arms and two legs)", "missed",
                               "precision", "recall"], rows)

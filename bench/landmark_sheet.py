@@ -4,6 +4,7 @@ artist's joints of the scored roles (blue) and Bonesmith's standard joints of th
 roles (orange, naming "mixamo"), joined by a line where they differ.
 
     .venv/bin/python bench/landmark_sheet.py RECORD [RECORD ...] [--out PNG] [--size 320]
+        [--arms-down DEG]
 
 RECORD is a record name of ../shared/data (without .npz). A character not recognised as
 a humanoid shows the artist's joints only and says so. Needs Pillow
@@ -20,7 +21,8 @@ from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS  # noqa: E402
-from humanoid import LABELS, artist_landmarks, sides_swapped, swap  # noqa: E402
+from humanoid import LABELS, artist_indices, artist_landmarks, sides_swapped, swap  # noqa: E402
+from repose import lowered_arms  # noqa: E402
 from skeleton_sheet import ARTIST, MESH, OURS, save_sheet  # noqa: E402
 
 from bonesmith.core.skeleton import extract_skeleton  # noqa: E402
@@ -76,11 +78,17 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=DATA_DEFAULT)
     ap.add_argument("--out", type=Path, default=RESULTS / "landmark_sheet.png")
     ap.add_argument("--size", type=int, default=320)
+    ap.add_argument("--arms-down", type=float, default=None, metavar="DEG",
+                    help="the arms first lowered to DEG degrees below the horizontal (bench/repose.py)")
     args = ap.parse_args(argv)
     tiles = []
     for name in args.records:
         with np.load(args.data / f"{name}.npz") as d:
-            rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
+            rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names", "joint_tails", "parents", "weights")}
+        if args.arms_down:
+            arms = [k for role, k in artist_indices(rec["joint_names"]).items() if role.startswith("upper_arm.")]
+            rec["verts"], rec["joints"], _ = lowered_arms(rec["verts"], rec["joints"], rec["joint_tails"],
+                                                          rec["parents"], rec["weights"], arms, args.arms_down)
         tiles.append(tile(name, rec, args.size))
     save_sheet(tiles, args.out)
     print(args.out, "(labels:", ", ".join(LABELS[r] for r in ROLES) + ")")
