@@ -163,7 +163,7 @@ def run(path: Path, arms_down: float | None = None) -> dict:
     out = {"record": path.stem, "humanoid": None, "errors": {}}
     if arms_down:
         arms = [k for role, k in artist_indices(rec["joint_names"]).items() if role.startswith("upper_arm.")]
-        rec["verts"], rec["joints"], out["arms_lowered"] = lowered_arms(
+        rec["verts"], rec["joints"], _, out["arms_lowered"] = lowered_arms(
             rec["verts"], rec["joints"], rec["joint_tails"], rec["parents"], rec["weights"], arms, arms_down)
     try:
         sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")

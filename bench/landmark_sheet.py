@@ -87,7 +87,7 @@ def main(argv=None) -> int:
             rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names", "joint_tails", "parents", "weights")}
         if args.arms_down:
             arms = [k for role, k in artist_indices(rec["joint_names"]).items() if role.startswith("upper_arm.")]
-            rec["verts"], rec["joints"], _ = lowered_arms(rec["verts"], rec["joints"], rec["joint_tails"],
+            rec["verts"], rec["joints"], _, _ = lowered_arms(rec["verts"], rec["joints"], rec["joint_tails"],
                                                           rec["parents"], rec["weights"], arms, args.arms_down)
         tiles.append(tile(name, rec, args.size))
     save_sheet(tiles, args.out)

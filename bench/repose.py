@@ -12,8 +12,8 @@ import numpy as np
 
 
 def lowered_arms(verts, joints, tails, parents, weights, arms, degrees: float):
-    """(verts, joints, lowered) with each upper arm bone index of `arms` lowered (the rest
-    unchanged; up is +Z); lowered: how many arms turned."""
+    """(verts, joints, tails, lowered) with each upper arm bone index of `arms` lowered
+    (the rest unchanged; up is +Z); lowered: how many arms turned."""
     V = np.array(verts, dtype=np.float64)
     J = np.array(joints, dtype=np.float64)
     T = np.array(tails, dtype=np.float64)
@@ -33,7 +33,7 @@ def lowered_arms(verts, joints, tails, parents, weights, arms, degrees: float):
         J[bones] = (J[bones] - pivot) @ R.T + pivot
         T[bones] = (T[bones] - pivot) @ R.T + pivot
         lowered += 1
-    return V, J, lowered
+    return V, J, T, lowered
 
 
 def _lowering(direction, target: float):

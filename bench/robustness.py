@@ -36,18 +36,22 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, Worker, markdown_table, subdivided  # noqa: E402
+from humanoid import artist_indices  # noqa: E402
+from repose import lowered_arms  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
 JOINT_SPREAD = 0.25      # joint count within this share of the plain sample's
 L1_FACTOR = 1.5          # weights' L1 within this factor of the plain sample's
 DENSE = "subdivided 5x, midpoints moved 0.01 %"   # no exact subdivision: the dense path
 DENSE_SECONDS, DENSE_GB = 60.0, 3.0                 # issue 16's bound at 1M vertices
+A_POSE, A_POSE_DEGREES = "arms lowered 45° (A-pose)", 45.0   # by the artist's rig (repose.py)
 FLAP = 0.02             # non-manifold flaps stick out this share of the size per axis (debris)
 
 
 def _sample():
     with np.load(SAMPLE) as d:
-        return {k: d[k] for k in ("verts", "faces", "joints", "joint_tails", "parents", "weights", "unweighted")}
+        return {k: d[k] for k in ("verts", "faces", "joints", "joint_tails", "parents", "weights", "unweighted",
+                                  "joint_names")}
 
 
 def _rotation(axis: str, degrees: float) -> np.ndarray:
@@ -133,6 +137,9 @@ def case_input(name: str):
         V, F, W = subdivided(V, F, W, 1 if name.startswith("subdivided once") else 5)
     elif name == DENSE:
         V, F, W = subdivided(V, F, W, 5, jitter=1e-4)
+    elif name == A_POSE:
+        arms = [k for role, k in artist_indices(d["joint_names"]).items() if role.startswith("upper_arm.")]
+        V, J, T, _ = lowered_arms(V, J, T, d["parents"], W, arms, A_POSE_DEGREES)
     else:
         raise KeyError(name)
     return V, F, J, T, W
@@ -141,7 +148,7 @@ def case_input(name: str):
 CASES = ("plain", "empty", "nan vertex", "tiny (1e-4)", "huge (1e4)", "half the faces flipped",
          *TURNED, "every face on its own vertices", "loose vertices",
          "non-manifold flaps", "a small prop far away", "a second character far away", "T-junctions (300 split faces)",
-         "subdivided once (midpoints)", "subdivided 5x (949k vertices)", DENSE)
+         "subdivided once (midpoints)", "subdivided 5x (949k vertices)", DENSE, A_POSE)
 
 
 def run_case(name: str) -> dict:
