@@ -248,9 +248,11 @@ def test_legs_hidden_under_a_robe_get_their_hips_at_the_waist():
     assert not body.hidden_legs
 
 
-def legs_and_torso(skirt: bool):
+def legs_and_torso(skirt: bool, touching: bool = False):
     """A voxel body 1.8 tall (Z up, facing -Y): two legs up to a crotch at 0.9, a torso
-    above; with `skirt`, a tube around both legs from 0.5 up to the torso."""
+    above; with `skirt`, a tube around both legs from 0.5 up to the torso; with
+    `touching`, the thighs meet in front of and behind the gap just under the crotch
+    (0.85-0.9), as plump or A-posed thighs do."""
     grid = np.zeros((12, 8, 37), dtype=bool)          # x from -0.3, y from -0.2, z from 0, 0.05 each
     grid[3:5, 2:6, 0:18] = grid[7:9, 2:6, 0:18] = True                 # legs, x +-(0.05..0.15)
     grid[2:10, 2:6, 18:36] = True                                      # torso from z 0.9 to 1.8
@@ -258,6 +260,8 @@ def legs_and_torso(skirt: bool):
         grid[1:11, 1:7, 10:18] = True
         grid[2:10, 2:6, 10:18] = False
         grid[3:5, 2:6, 10:18] = grid[7:9, 2:6, 10:18] = True
+    if touching:
+        grid[5:7, 2, 17] = grid[5:7, 5, 17] = True
     return voxel_mesh(grid, voxel=0.05, origin=(-0.3, -0.2, 0.0))
 
 
@@ -280,6 +284,19 @@ def test_hip_sockets_below_the_crotch_go_up_to_it_but_not_under_a_skirt():
     skirted = humanoid.recognise(heads, tails, parents, V, symmetric=True, faces=F)
     assert not skirted.hips_at_crotch
     assert humanoid.standard_joints(skirted)["thigh.L"][2] < 0.6
+
+
+def test_thighs_touching_just_under_the_crotch_do_not_hide_it():
+    """Mesh2Motion's Sophia with her arms lowered 30 degrees: the generic tree ran from the
+    pelvis straight into her thighs, the sockets landed mid-thigh (knees 6.3 % off), and
+    the crotch did not lift them: right under it her thighs close the gap in front and
+    behind. A skirt closes it all the way down; thighs only for a little."""
+    from bonesmith.core.rig import humanoid
+    heads, tails, parents, _ = robed_rig(0.55)
+    V, F = legs_and_torso(skirt=False, touching=True)
+    human = humanoid.recognise(heads, tails, parents, V, symmetric=True, faces=F)
+    assert human.hips_at_crotch
+    assert 0.85 < humanoid.standard_joints(human)["thigh.L"][2] < 0.9
 
 
 def with_branch(rig, start: int, points):

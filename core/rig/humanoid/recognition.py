@@ -42,6 +42,7 @@ NECK_REACH = 0.2
 ROBE_PELVIS = 0.2          # a pelvis this low (share of the height) is a robe's hem: the legs are hidden
 HIDDEN_HIP = 0.47          # ... and the hips go up to this share of the height (the CC0 artists' median)
 CROTCH_DROP = 0.02         # hip sockets this far (share of the height) below the crotch go up to it (_hips_to_crotch)
+CROTCH_GAP = (0.01, 0.03, 0.06)   # ... the crotch's gap looked through this far below it (share of the height)
 
 
 @dataclass
@@ -183,12 +184,13 @@ def _spine_from(spine, z: float) -> np.ndarray:
 
 def _hips_to_crotch(paths: dict, V, F, height: float) -> dict:
     """The generic tree can join the legs below the crotch (overalls, a space suit: its
-    pelvis 0.08 of the height under the gap between the legs, or on one thigh), and the
-    hip sockets found on the paths then lie on the thighs. A thigh reaches at least up to
-    the crotch: a socket more than CROTCH_DROP of the height below it goes up to it, the
-    pelvis too when lower (as in _lift_hidden_hips). The crotch: the first surface straight
-    above the floor between the legs (halfway down each), where the gap below is open to
-    the front or the back (inside a skirt or a tunic it is not: the legs' tops are hidden)."""
+    pelvis 0.08 of the height under the gap between the legs, or on one thigh; an A-posed
+    body's tree can run from the pelvis straight down into a thigh), and the hip sockets
+    found on the paths then lie on the thighs. A thigh reaches at least up to the crotch:
+    a socket more than CROTCH_DROP of the height below it goes up to it, the pelvis too
+    when lower (as in _lift_hidden_hips). The crotch: the first surface straight above the
+    floor between the legs (halfway down each), where the gap below is open to the front
+    or the back (inside a skirt or a tunic it is not: the legs' tops are hidden)."""
     between = (point_at(paths["leg.L"], 0.5) + point_at(paths["leg.R"], 0.5)) / 2
     hip_z = _crotch(V, F, between, height)
     if hip_z is None:
@@ -208,16 +210,21 @@ def _hips_to_crotch(paths: dict, V, F, height: float) -> dict:
 
 def _crotch(V, F, between, height):
     """Height of the first surface straight above the floor at `between` (x, y), or None
-    when nothing is there or the gap just below it is closed to the front and the back."""
+    when nothing is there or the gap below it is closed to the front and the back at each
+    of the CROTCH_GAP depths (thighs touching just under the crotch close the first;
+    a skirt closes them all)."""
     T0 = V[F[:, 0]]
     E1, E2 = V[F[:, 1]] - T0, V[F[:, 2]] - T0
     start = np.array([between[0], between[1], V[:, 2].min() - 0.01 * height])
     t = ray_hits(start, np.array([[0.0, 0.0, 1.0]]), T0, E1, E2)[0]
     if not np.isfinite(t):
         return None
-    below = start + [0.0, 0.0, t - 0.01 * height]
-    ahead = ray_hits(below, np.array([[0.0, -1.0, 0.0], [0.0, 1.0, 0.0]]), T0, E1, E2)
-    return None if np.isfinite(ahead).all() else float(start[2] + t)
+    for drop in CROTCH_GAP:
+        below = start + [0.0, 0.0, t - drop * height]
+        ahead = ray_hits(below, np.array([[0.0, -1.0, 0.0], [0.0, 1.0, 0.0]]), T0, E1, E2)
+        if not np.isfinite(ahead).all():
+            return float(start[2] + t)
+    return None
 
 
 def _symmetric(paths: dict) -> dict:
