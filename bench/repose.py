@@ -3,9 +3,10 @@
 that ask whether a result holds when the same body comes A-posed (bench/humanoid.py
 --arms-down). Each upper arm's bone subtree turns about the arm's first joint, in the
 vertical plane through the arm, until the line from that joint to the farthest joint or
-bone tail of the subtree (a finger tip, a wrist) hangs `degrees` below the horizontal; the mesh follows by linear blend skinning with the artist's weights
-(a vertex moves by the share of its weight on that subtree). Arms already hanging that
-low stay as they are."""
+bone tail of the subtree (a finger tip, a wrist) hangs `degrees` below the horizontal;
+the mesh follows by linear blend skinning with the artist's weights (a vertex moves by
+the share of its weight on that subtree). Arms already hanging that low stay as they
+are."""
 from __future__ import annotations
 
 import numpy as np
