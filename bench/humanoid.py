@@ -87,6 +87,15 @@ def artist_landmarks(names, joints) -> dict:
     return {role: joints[k] for role, k in artist_indices(names).items()}
 
 
+def arms_lowered(rec: dict, degrees: float):
+    """(verts, joints, tails, arms turned) of a record ("verts", "joints", "joint_names",
+    "joint_tails", "parents", "weights") with the artist's upper arms lowered to `degrees`
+    below the horizontal (repose.py)."""
+    arms = [k for role, k in artist_indices(rec["joint_names"]).items() if role.startswith("upper_arm.")]
+    return lowered_arms(rec["verts"], rec["joints"], rec["joint_tails"], rec["parents"], rec["weights"],
+                        arms, degrees)
+
+
 def artist_indices(names) -> dict:
     """role (with side) -> the index of the artist's bone of that role, by its name."""
     plain = {str(n).split(":")[-1]: k for k, n in enumerate(names)}
@@ -162,9 +171,7 @@ def run(path: Path, arms_down: float | None = None) -> dict:
         rec = {k: d[k] for k in keys}
     out = {"record": path.stem, "humanoid": None, "errors": {}}
     if arms_down:
-        arms = [k for role, k in artist_indices(rec["joint_names"]).items() if role.startswith("upper_arm.")]
-        rec["verts"], rec["joints"], _, out["arms_lowered"] = lowered_arms(
-            rec["verts"], rec["joints"], rec["joint_tails"], rec["parents"], rec["weights"], arms, arms_down)
+        rec["verts"], rec["joints"], _, out["arms_lowered"] = arms_lowered(rec, arms_down)
     try:
         sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
     except Exception as error:  # noqa: BLE001 - a refusal is a result

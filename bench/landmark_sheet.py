@@ -21,8 +21,7 @@ from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS  # noqa: E402
-from humanoid import LABELS, artist_indices, artist_landmarks, sides_swapped, swap  # noqa: E402
-from repose import lowered_arms  # noqa: E402
+from humanoid import LABELS, arms_lowered, artist_landmarks, sides_swapped, swap  # noqa: E402
 from skeleton_sheet import ARTIST, MESH, OURS, save_sheet  # noqa: E402
 
 from bonesmith.core.skeleton import extract_skeleton  # noqa: E402
@@ -86,9 +85,7 @@ def main(argv=None) -> int:
         with np.load(args.data / f"{name}.npz") as d:
             rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names", "joint_tails", "parents", "weights")}
         if args.arms_down:
-            arms = [k for role, k in artist_indices(rec["joint_names"]).items() if role.startswith("upper_arm.")]
-            rec["verts"], rec["joints"], _, _ = lowered_arms(rec["verts"], rec["joints"], rec["joint_tails"],
-                                                          rec["parents"], rec["weights"], arms, args.arms_down)
+            rec["verts"], rec["joints"], _, _ = arms_lowered(rec, args.arms_down)
         tiles.append(tile(name, rec, args.size))
     save_sheet(tiles, args.out)
     print(args.out, "(labels:", ", ".join(LABELS[r] for r in ROLES) + ")")

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from bonesmith.core.correctives.kinematics import axis_angle_to_matrix
+from bonesmith.core.rig.graph import descendants
+
 
 def lowered_arms(verts, joints, tails, parents, weights, arms, degrees: float):
     """(verts, joints, tails, lowered) with each upper arm bone index of `arms` lowered
@@ -19,11 +22,10 @@ def lowered_arms(verts, joints, tails, parents, weights, arms, degrees: float):
     J = np.array(joints, dtype=np.float64)
     T = np.array(tails, dtype=np.float64)
     W = np.asarray(weights, dtype=np.float64)
-    children = _children(parents)
     lowered = 0
     for arm in arms:
         pivot = J[arm].copy()
-        bones = _subtree(arm, children)
+        bones = np.concatenate([[arm], descendants(parents, arm)])
         ends = np.vstack([J[bones], T[bones]])
         tip = ends[np.argmax(np.linalg.norm(ends - pivot, axis=1))]
         R = _lowering(tip - pivot, np.radians(degrees))
@@ -47,23 +49,4 @@ def _lowering(direction, target: float):
     axis = np.cross(d, [0.0, 0.0, -1.0])
     if below >= target or np.linalg.norm(axis) < 1e-6:
         return None
-    axis /= np.linalg.norm(axis)
-    angle = target - below
-    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
-
-
-def _children(parents) -> dict:
-    out = {}
-    for k, p in enumerate(parents):
-        out.setdefault(int(p), []).append(k)
-    return out
-
-
-def _subtree(root: int, children: dict) -> list:
-    out, todo = [], [root]
-    while todo:
-        k = todo.pop()
-        out.append(k)
-        todo.extend(children.get(k, ()))
-    return out
+    return axis_angle_to_matrix(axis / np.linalg.norm(axis) * (target - below))

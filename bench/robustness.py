@@ -36,8 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, Worker, markdown_table, subdivided  # noqa: E402
-from humanoid import artist_indices  # noqa: E402
-from repose import lowered_arms  # noqa: E402
+from humanoid import arms_lowered  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
 JOINT_SPREAD = 0.25      # joint count within this share of the plain sample's
@@ -138,8 +137,7 @@ def case_input(name: str):
     elif name == DENSE:
         V, F, W = subdivided(V, F, W, 5, jitter=1e-4)
     elif name == A_POSE:
-        arms = [k for role, k in artist_indices(d["joint_names"]).items() if role.startswith("upper_arm.")]
-        V, J, T, _ = lowered_arms(V, J, T, d["parents"], W, arms, A_POSE_DEGREES)
+        V, J, T, _ = arms_lowered(d, A_POSE_DEGREES)
     else:
         raise KeyError(name)
     return V, F, J, T, W
