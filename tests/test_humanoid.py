@@ -553,6 +553,25 @@ def test_a_cuff_around_the_wrist_is_no_finger(woman):
     assert set(fingers.digit_lines(Vc, Fc, wrist, elbow, tip) or {}) == {"thumb", "index", "middle", "ring", "pinky"}
 
 
+def test_a_wrist_placed_in_the_palm_does_not_cut_off_the_thumb(woman):
+    """A wrist that is only a proportion of the arm can lie in the palm (an A-posed arm's
+    path climbs to the neck first, and the proportion slides out along it): the cut
+    there passes above the thumb's web, and the four digits left were named from the
+    index as a cartoon hand's. The cut is tried again a fifth of the hand back up the
+    forearm and the thumb is found where the artist put it."""
+    from bonesmith.core.rig import fingers
+    V, F, artist = woman
+    wrist, elbow = artist["Hand.L"], artist["LowerArm.L"]
+    axis = (wrist - elbow) / np.linalg.norm(wrist - elbow)
+    tip = V[np.argmax((V - wrist) @ axis)]
+    length = float(np.linalg.norm(tip - wrist))
+    palm = wrist + 0.35 * length * axis
+    assert len(fingers.digit_lines(V, F, palm, elbow, tip) or {}) == 4          # the thumb cut off
+    found = fingers.find_fingers(V, F, palm, elbow, tip)
+    assert set(found) == {"thumb", "index", "middle", "ring", "pinky"}
+    assert np.linalg.norm(found["thumb"][1] - artist["Thumb2.L"]) < 0.15 * length
+
+
 @pytest.mark.parametrize("naming", ["mixamo", "rigify"])
 def test_a_four_digit_hand_gets_a_thumb_and_three_fingers(woman, naming):
     """A hand without a pinky gets thumb, index, middle and ring (rolls and, for Rigify,

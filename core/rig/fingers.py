@@ -32,6 +32,7 @@ HAND_REACH = 1.5          # the hand lies within this many hand lengths (wrist -
 SEED_REACH = 0.6          # the cut's vertices this close to the wrist (hand lengths) start the distance
 FINGER_PROMINENCE = 0.15  # a digit stands out this share of the hand's geodesic length
 DIGITS = (4, 5)           # a hand with this many digits gets fingers
+WRIST_BACK = 0.2          # a cut that found too few digits is retried this many hand lengths up the forearm
 BANDS = 6                 # distance bands along a digit for its centre line
 # Joint positions along a digit, as fractions of its web -> tip centre line (negative:
 # into the palm): the median over the three CC0 families with five-finger rigs of the
@@ -46,8 +47,21 @@ NAMES = ("thumb", "index", "middle", "ring", "pinky")
 def find_fingers(vertices, faces, wrist, elbow, tip) -> dict | None:
     """{digit name: (4, 3) joints (three joints and the tip)} for a hand whose mesh has
     separable fingers, else None. vertices (V,3), faces (F,3) welded; wrist, elbow, tip:
-    the hand's joint, the forearm's and the hand's far end (the generic rig's tip)."""
-    lines = digit_lines(vertices, faces, wrist, elbow, tip)
+    the hand's joint, the forearm's and the hand's far end (the generic rig's tip).
+    A wrist that is only a proportion of the arm can lie in the palm, above the thumb's
+    web, and the cut there loses the thumb (a cartoon hand's three digits left, or a
+    hand's four named from the index): with fewer digits than a hand can have, the cut
+    is tried once more WRIST_BACK hand lengths back up the forearm, and the cut that
+    finds more digits is kept."""
+    lines, found = _digit_lines(vertices, faces, wrist, elbow, tip)
+    if 0 < found < max(DIGITS):
+        wrist, elbow, tip = (np.asarray(p, dtype=np.float64) for p in (wrist, elbow, tip))
+        axis = wrist - elbow
+        back = WRIST_BACK * np.linalg.norm(tip - wrist) * axis / max(np.linalg.norm(axis), 1e-12)
+        if np.linalg.norm(back) < np.linalg.norm(axis):          # not past the elbow
+            retried, more = _digit_lines(vertices, faces, wrist - back, elbow, tip)
+            if retried is not None and more > found:
+                lines = retried
     if lines is None:
         return None
     return {name: np.vstack([point_on(line, f) for f in JOINTS["thumb" if name == "thumb" else "finger"]]
@@ -58,23 +72,28 @@ def find_fingers(vertices, faces, wrist, elbow, tip) -> dict | None:
 def digit_lines(vertices, faces, wrist, elbow, tip) -> dict | None:
     """{digit name: (k, 3) centre line from its web to its tip}, or None (a mitten, a
     hand holding something, no hand beyond the wrist)."""
+    return _digit_lines(vertices, faces, wrist, elbow, tip)[0]
+
+
+def _digit_lines(vertices, faces, wrist, elbow, tip):
+    """(digit_lines' result, the number of digits the cut found)."""
     V, F = np.asarray(vertices, dtype=np.float64), np.asarray(faces, dtype=np.int64)
     wrist, elbow, tip = (np.asarray(p, dtype=np.float64) for p in (wrist, elbow, tip))
     length = float(np.linalg.norm(tip - wrist))
     axis = wrist - elbow
     if length <= 0 or not np.linalg.norm(axis) > 0:
-        return None
+        return None, 0
     hand = ((V - wrist) @ axis > 0) & (np.linalg.norm(V - wrist, axis=1) < HAND_REACH * length)
     graph, seeds = _hand_graph(V, unique_edges(F), hand, wrist, SEED_REACH * length)
     if not len(seeds):
-        return None
+        return None, 0
     dist = _on_the_hand(graph, dijkstra(graph, indices=seeds, min_only=True))
     digits = _digits(graph, dist, FINGER_PROMINENCE)
     if len(digits) not in DIGITS:
-        return None
+        return None, len(digits)
     lines = [_centre_line(V, graph, dist, t, web) for t, web in digits]
     order = _name_order([web for _, web in digits], lines)
-    return {name: lines[k] for name, k in zip(NAMES, order)}
+    return {name: lines[k] for name, k in zip(NAMES, order)}, len(digits)
 
 
 def _hand_graph(V, edges, hand, wrist, seed_reach):
