@@ -290,7 +290,10 @@ def _upright_bones(pos, par, socket, turn):
 def _rig_tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
     """Skeleton graph of the proxy (refined node positions X, radii, edges, members,
     parts) -> rooted tree for _rig_joints: (X (k, 3) node positions, radius (k,), adj,
-    root, parts); adj is None for a blob (no tree to cut)."""
+    root, parts); adj is None for a blob (no tree to cut) and for a rigid solid in one
+    part (rig.rigid_solid: a cube, an egg)."""
+    if len(parts.extent) == 1 and rig.rigid_solid(V):
+        return X, radius, None, 0, parts
     X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         adj = None

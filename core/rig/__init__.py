@@ -41,8 +41,8 @@ from .chains import simplify_chains
 from .graph import adjacency, edge_list, node_components
 from .group import group_bones
 from .naming import bone_names
-from .parts import (body_weights, join_parts, part_extents, part_thickness, parts_by_mass, rigid_leaf_parts, ring_parts,
-                    solid_parts, straighten_convex_parts)
+from .parts import (body_weights, join_parts, part_extents, part_thickness, parts_by_mass, rigid_leaf_parts, rigid_solid,
+                    ring_parts, solid_parts, straighten_convex_parts)
 from .placement import center_in_sections, clearly_inside, push_inside
 from .refine import refine_nodes
 from .symmetry import mirror_pairs, mirror_tree
@@ -55,6 +55,6 @@ __all__ = [
     "clearly_inside", "default_up", "edge_list", "extend_leaves", "group_bones",
     "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents", "part_thickness", "parts_by_mass",
     "prune_plane_sheets", "prune_spurs", "prune_unsupported", "push_inside", "refine_nodes", "rigid_leaf_parts", "ring_parts", "shorten_end_bones", "simplify_chains",
-    "single_bone", "solid_parts", "spanning_tree", "straighten_chains", "straighten_convex_parts", "to_bones",
+    "rigid_solid", "single_bone", "solid_parts", "spanning_tree", "straighten_chains", "straighten_convex_parts", "to_bones",
     "walk_to_junction",
 ]

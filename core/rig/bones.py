@@ -16,6 +16,9 @@ END_REACH = 0.5
 SINGLE_BONE_HALF = 0.35
 # single_bone: a main axis with |z| at least this (30° or more off horizontal) points up.
 SINGLE_BONE_STEEP_Z = 0.5
+# single_bone: a mesh whose second principal spread is at least this share of its first
+# has no main axis (as parts.ISOTROPIC).
+ISOTROPIC = 0.8
 
 
 def to_bones(pos, par, floating=None):
@@ -126,6 +129,9 @@ def single_bone(V, vertex_area):
     V: (n, 3); vertex_area: (n,) area weights. Returns (joints (2, 3), parents [-1, 0]).
     """
     c, axis = main_axis(V, vertex_area)
+    spread = np.linalg.eigvalsh(np.cov((V - c).T, aweights=vertex_area + 1e-30))
+    if spread[1] >= ISOTROPIC * spread[2]:     # no main axis (a cube, a ball): any the solver
+        axis = np.array([0.0, 0.0, 1.0])       # gives would do, so the bone stands up
     steep_down = not (abs(axis[2]) < SINGLE_BONE_STEEP_Z or axis[2] > 0)
     axis = -axis if steep_down else axis
     half = SINGLE_BONE_HALF * np.ptp((V - c) @ axis)

@@ -359,6 +359,19 @@ def straighten_convex_parts(X, comp, members, V, body_centre):
     return X
 
 
+def rigid_solid(P) -> bool:
+    """Is the point set P (n, 3) (a character in one part) a convex solid too stubby to
+    bend: a cube, a ball, an egg, a slime? It cannot bend anywhere, so it gets the blob's
+    one bone (single_bone); the contraction of such a body ends in spurs to its corners,
+    and which of them survive the collapse varies with the last bits of the solver
+    (docs/auto_skeleton.md#tree). Stubby as a rigid leaf part is (rigid_leaf_parts): its
+    extent along its main axis under SLENDER x that along its second; a rod is bent."""
+    if not _convex(P):
+        return False
+    extent = np.ptp((P - P.mean(axis=0)) @ np.linalg.eigh(np.cov(P.T))[1], axis=0)
+    return bool(extent[2] < SLENDER * extent[1])
+
+
 def _convex(P) -> bool:
     """Do CONVEX_SHARE of the points lie on their convex hull?"""
     extent = np.ptp(P, axis=0).max()
