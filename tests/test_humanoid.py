@@ -680,25 +680,6 @@ def test_markers_on_a_character_that_is_no_humanoid_are_reported_ignored():
     assert sk.info["markers_ignored"] and not sk.info["humanoid"] and "landmarks" not in sk.info
 
 
-def test_the_neck_is_the_first_narrowing_above_the_chest_not_an_antenna_on_the_head():
-    """Ears, a hat's brim or an antenna's knob make narrowings with something wider above
-    them too, but above the head: the neck is the first narrowing with the chest wider
-    below it (docs/auto_skeleton.md#landmark-cues, "Head"). A space enemy's head joint
-    went to its antenna's stalk, 19 % of the diagonal off."""
-    from bonesmith.core.rig.humanoid.skeleton import _neck_and_skull_base
-
-    def half_width(z):
-        for top, w in ((0.98, 0.2), (1.12, 0.05), (1.35, 0.15), (1.45, 0.02), (1.56, 0.04)):
-            if z <= top:
-                return w                 # torso, neck, head, the antenna's stalk and knob
-        return 0.0
-    V = np.array([(s * half_width(z), y, z) for z in np.arange(0.0, 1.5601, 0.005)
-                  for s in (-1.0, 1.0) for y in (-0.05, 0.05)])
-    path = np.array([(0, 0, 0.9), (0, 0, 1.7)])
-    _, head, cue = _neck_and_skull_base(path, V)
-    assert cue == "narrowing" and 0.98 < head[2] < 1.2               # 1.4 (the stalk) before
-
-
 def test_the_neck_is_looked_for_above_the_chest():
     """A generic tree can run the chest -> head path down the torso and up again (a space
     suit's: its head joint went to a narrow waist, 15 % of the diagonal off). The neck's

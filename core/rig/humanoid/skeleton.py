@@ -46,11 +46,6 @@ NECK_SEARCH = (0.05, 0.85)
 NECK_SLAB = 0.01
 HEAD_WIDER = 1.2
 HEAD_FULL = 0.9
-# The neck is the first such narrowing up the path that has the chest at least
-# CHEST_WIDER as wide below it: a hat's brim, ears, an antenna's knob or a helmet's top
-# make narrowings with something wider above them too, but above the head (chosen
-# leave-one-studio-out: docs/auto_skeleton.md#landmark-cues, "Head").
-CHEST_WIDER = 1.4
 
 # Standard joints: (role, path, fraction of the path's length). Paths: "spine" pelvis ->
 # chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" hip socket -> foot tip.
@@ -179,10 +174,8 @@ def _mirror_pair(out, cues, role):
 def _neck_and_skull_base(path, V, faces=None):
     """(neck, head, cue) joints on the chest -> head tip path: the head SKULL_ABOVE_NECK of the
     height above the neck's narrowest cross-section (the vertices' sideways extent in a
-    thin horizontal slab around the path), the neck at the LANDMARKS ratio of the head's
-    distance along the path (cue "narrowing"). The neck is the first narrowing up the
-    path between a wider chest below and a wider head above, at its bottom; without a
-    wider chest below any, the narrowest section below a wider head. Without a neck, with
+    thin horizontal slab around the path) below a wider head, the neck at the LANDMARKS
+    ratio of the head's distance along the path (cue "narrowing"). Without a neck, with
     the faces of a body read off its outline (a chibi's or a toy's head sits on its
     shoulders; outline.py): the head joint at the head's base (_head_base, cue "head
     base"); else at the LANDMARKS fractions (cue "proportion")."""
@@ -197,12 +190,7 @@ def _neck_and_skull_base(path, V, faces=None):
     # ... and lies above the chest (a generic tree can run the path down the torso first)
     rising = np.array([point_at(path, f)[2] for f in fractions]) >= path[0, 2]
     neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths) & rising, widths, np.inf)
-    below = np.array([np.max(np.where(np.isfinite(widths[:k]), widths[:k], 0), initial=0.0)
-                      for k in range(len(widths))])
-    valley = np.isfinite(neck) & (below >= CHEST_WIDER * widths)
-    if valley.any() and length > 0:
-        at, cue = fractions[_valley_bottom(widths, rising, int(np.argmax(valley)))], "narrowing"
-    elif np.isfinite(neck).any() and length > 0:
+    if np.isfinite(neck).any() and length > 0:
         at, cue = fractions[int(np.argmin(neck))], "narrowing"
     elif faces is not None and length > 0:
         at, cue = _head_base(path, V, faces, height), "head base"
@@ -210,14 +198,6 @@ def _neck_and_skull_base(path, V, faces=None):
         return point_at(path, fraction["neck"]), point_at(path, fraction["head"]), "proportion"
     head = min(at + SKULL_ABOVE_NECK * height / length, 0.95)
     return point_at(path, head * fraction["neck"] / fraction["head"]), point_at(path, head), cue
-
-
-def _valley_bottom(widths, rising, k: int) -> int:
-    """The section where the narrowing that starts at section k is narrowest: up the
-    path while the next section (rising) is no wider."""
-    while k + 1 < len(widths) and rising[k + 1] and widths[k + 1] <= widths[k]:
-        k += 1
-    return k
 
 
 def _section_widths(path, fractions, P, height, depth: bool = False):
