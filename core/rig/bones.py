@@ -6,6 +6,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from .parts import ISOTROPIC
+
 # A bone whose direction has |z| above this (within about 45° of vertical) takes
 # forward (-Y) as its roll reference, others take up (+Z).
 VERTICAL_Z = 0.7
@@ -16,9 +18,6 @@ END_REACH = 0.5
 SINGLE_BONE_HALF = 0.35
 # single_bone: a main axis with |z| at least this (30° or more off horizontal) points up.
 SINGLE_BONE_STEEP_Z = 0.5
-# single_bone: a mesh whose second principal spread is at least this share of its first
-# has no main axis (as parts.ISOTROPIC).
-ISOTROPIC = 0.8
 
 
 def to_bones(pos, par, floating=None):

@@ -145,9 +145,9 @@ def rigid_leaf_parts(V, part, body: int, skip, thickness, slender: float = SLEND
     for c in use:
         P = V[part == c]
         if len(P) >= 4:
-            Q = (P - P.mean(axis=0)) @ np.linalg.eigh(np.cov(P.T))[1]
-            length[c] = np.ptp(Q[:, 2])
-            stubby[c] = length[c] < slender * min(np.ptp(Q[:, 1]), thickness[c])
+            extent = _principal_extents(P)
+            length[c] = extent[2]
+            stubby[c] = length[c] < slender * min(extent[1], thickness[c])
     spike = np.zeros(n, bool)
     for i, c in enumerate(use):
         g = np.delete(gap[i], i)
@@ -368,8 +368,13 @@ def rigid_solid(P) -> bool:
     extent along its main axis under SLENDER x that along its second; a rod is bent."""
     if not _convex(P):
         return False
-    extent = np.ptp((P - P.mean(axis=0)) @ np.linalg.eigh(np.cov(P.T))[1], axis=0)
+    extent = _principal_extents(P)
     return bool(extent[2] < SLENDER * extent[1])
+
+
+def _principal_extents(P) -> np.ndarray:
+    """(3,) the extents of the points P (n, 3) along their principal axes, smallest spread first."""
+    return np.ptp((P - P.mean(axis=0)) @ np.linalg.eigh(np.cov(P.T))[1], axis=0)
 
 
 def _convex(P) -> bool:
