@@ -229,7 +229,7 @@ def main(argv=None) -> int:
         patience=args.patience, val_families=sorted({fam[n] for n in val_names}),
         validation=extra, hidden=args.hidden, embed=args.embed, hidden2=args.hidden2,
         weight_decay=args.weight_decay, lr_decay=args.lr_decay, decay_patience=args.decay_patience,
-        l1_weight=args.l1_weight,
+        l1_weight=args.l1_weight, carry_weights=False,   # a shipped model carries no characters
         device=args.device, feature_fn=feats,
         checkpoint_path=RESULTS / f"skin_train_{args.out.stem}.ckpt",
         smoothing=[int(s) for s in args.smoothing.split(",")],

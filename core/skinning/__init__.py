@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidArmatureError, InvalidMeshError
+from . import exemplars
 from .features import FeatureSet, compute_features, mirrored, vertex_features
 from .heat import HeatOptions, bone_heat
 from .prep import dense_proxy, interpolate_weights, prepare, transfer_weights
@@ -86,8 +87,8 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
         raise ValueError("max_influences must be at least 1")
     mesh, bones = prepare(vertices, faces, joints, parents, tails, undo_subdivision=True)
     work = dense_proxy(mesh)                 # big meshes: weighted on a decimated copy
-    net, which = _for_rig(_resolve_model(model, front_known=mesh.front_from_armature), names, parents,
-                          _model_name(model))
+    resolved = _resolve_model(model, front_known=mesh.front_from_armature)
+    net, which = _for_rig(resolved, names, parents, _model_name(model))
     info = {"model": which, "proxy_vertices": work.n if work is not mesh else None, "subdivisions_undone": mesh.subdivisions,
             "front_from_armature": mesh.front_from_armature}
     if net is None:
@@ -102,6 +103,10 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
     W = rigid_members(W, work.V, work.F, bones.heads, bones.tails)
     if work is not mesh:
         W = transfer_weights(W, work, mesh, int(max_influences), bones.parents if REDISTRIBUTE else None)
+    W, info["carried"] = _carried(resolved, W, mesh.V, bones, names, int(max_influences))
+    if info["carried"]:
+        info["model"] += (f", with the weights of {info['carried']['characters']} trained character(s) on "
+                          f"{100 * info['carried']['share']:.0f} % of the vertices, where the surfaces coincide")
     if mesh.interp is not None:          # the coarse mesh under a subdivision: blended back
         W = interpolate_weights(W, mesh.interp, int(max_influences), bones.parents if REDISTRIBUTE else None)
     else:
@@ -114,8 +119,23 @@ def weights_from_features(fs: FeatureSet, model, max_influences: int = 4, names=
     candidate probabilities scattered to the bones, pruned and mapped back to the input
     vertices, exactly as predict_weights does (features can be computed once and reused
     for several models; a gated model picks its network for the armature as there)."""
-    model, _ = _for_rig(model, names, fs.bones.parents)
-    return _welded_weights(fs, model, max_influences)[fs.vmap]
+    net, _ = _for_rig(model, names, fs.bones.parents)
+    W, _ = _carried(model, _welded_weights(fs, net, max_influences), fs.mesh.V, fs.bones, names, max_influences)
+    return W[fs.vmap]
+
+
+def _carried(model, W, V, bones, names, max_influences: int):
+    """(weights, None or {characters, share}): a trained model's characters' own weights
+    carried over where this mesh's surface lies on theirs (exemplars.py), blended with W."""
+    found = model.exemplars_for(names, bones.parents) if hasattr(model, "exemplars_for") else []
+    got = exemplars.carry(found, V, bones.heads, bones.parents, names) if found else None
+    if got is None or not (got[1] > 0).any():
+        return W, None
+    Wx, reach = got
+    a = reach[:, None]
+    W = prune(a * Wx + (1 - a) * W, max_influences, MODEL_MIN_WEIGHT, fallback=np.argmax(W, axis=1),
+              parents=bones.parents if REDISTRIBUTE else None)
+    return W, {"characters": len(found), "share": float((reach > 0).mean())}
 
 
 def _for_rig(net, names, parents, name: str = "the given model"):

@@ -45,6 +45,7 @@ from ..errors import BonesmithError
 from ..records import UNREADABLE_NPZ
 from ..safe_write import save_atomic
 from ..mesh import bbox_diagonal, triangle_edges, weld_positions
+from . import exemplars
 from .features import K, flipped_columns
 from .weights import scatter
 
@@ -216,6 +217,7 @@ class SkinModel:
     stats: dict                       # shared_mean, shared_std, cand_mean, cand_std (float32)
     config: dict = field(default_factory=dict)
     fallback: "SkinModel | None" = None   # gated models: the model it was trained from
+    exemplars: list = field(default_factory=list)   # trained characters (exemplars.py)
 
     # config keys: version, n_shared, n_cand, hidden, embed, hidden2, n_features,
     # layout {shared_columns, candidate_columns}, smooth {iterations, strength}, info {...},
@@ -334,6 +336,12 @@ class SkinModel:
         model, inner = self.fallback.for_rig(names, parents)
         return model, f"{inner or gate.get('fallback_name', 'the start model')} ({why})"
 
+    def exemplars_for(self, names, parents) -> list:
+        """The trained characters (exemplars.py) of this armature's rig template, this
+        model's and those of the models it was trained from."""
+        inner = self.fallback.exemplars_for(names, parents) if self.fallback is not None else []
+        return exemplars.matching(self.exemplars, names, parents) + inner
+
     # -- files --
     def save(self, path) -> Path:
         """Write the model to `path` (.npz), atomically (a failed write keeps the old file)."""
@@ -344,7 +352,11 @@ class SkinModel:
         """This model's arrays under `prefix`; a gated model's fallback under prefix + "fallback/"."""
         arrays = {f"{prefix}param/{k}": np.asarray(v, dtype=np.float32) for k, v in self.params.items()}
         arrays.update({f"{prefix}stats/{k}": np.asarray(v, dtype=np.float32) for k, v in self.stats.items()})
-        config = dict(self.config, version=VERSION if self.gate is not None else 1)  # older readers read ungated
+        config = {k: v for k, v in self.config.items() if k != "exemplars"}
+        config["version"] = VERSION if self.gate is not None or self.exemplars else 1  # older readers read ungated
+        if self.exemplars:
+            ex_arrays, config["exemplars"] = exemplars.to_arrays(self.exemplars, prefix)
+            arrays.update(ex_arrays)
         arrays[f"{prefix}config"] = np.array(json.dumps(config, sort_keys=True))
         if self.gate is not None:
             arrays.update(self.fallback._arrays(prefix + "fallback/"))
@@ -376,7 +388,11 @@ class SkinModel:
             if f"{prefix}fallback/config" not in d.files:
                 raise BonesmithError(f"{file_name} is a damaged skin model (its gate has no start model)")
             fallback = cls._from_arrays(d, prefix + "fallback/", file_name)
-        return cls(params, stats, config, fallback)
+        try:
+            carried = exemplars.from_arrays(d, prefix, config.get("exemplars"))
+        except KeyError:
+            raise BonesmithError(f"{file_name} is a damaged skin model (a trained character's arrays are missing)") from None
+        return cls(params, stats, config, fallback, carried)
 
     @property
     def n_parameters(self) -> int:

@@ -22,7 +22,7 @@ MATCH = 0.8                 # Jaccard similarity of the (bone, parent) pairs: on
 _PREFIX = re.compile(r"^(?:[^:|]*[:|])+|^(?:def|org|mch)[-_.]", re.IGNORECASE)
 
 
-def _clean(name: str) -> str:
+def clean(name: str) -> str:
     return _PREFIX.sub("", str(name)).strip().lower()
 
 
@@ -34,7 +34,7 @@ def pairs(names, parents) -> frozenset:
     else:
         if len(names) != len(parents):
             raise ValueError(f"{len(names)} bone names for {len(parents)} bones")
-        labels = [_clean(n) for n in names]
+        labels = [clean(n) for n in names]
     return frozenset((labels[i], labels[p] if p >= 0 else "") for i, p in enumerate(parents))
 
 

@@ -38,7 +38,7 @@ from .distributed import Group, group_from_environment, owners
 from .network import SkinModel, candidate_mask, forward, load_model
 from .selection import (FOLDS, FOLDS_MAX_GROUPS, IMPROVEMENT, MIN_EPOCHS, choose_smoothing,
                         select_folds, select_holdout)
-from . import templates
+from . import exemplars, templates
 from .torch_net import TorchSkinNet, _torch
 from .training_data import (check_characters, coverage, cross_entropy, candidate_l1, family,
                             load_record, load_records, prepare_character, split_by_family)
@@ -254,7 +254,8 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
                      hidden2: int = 32, weight_decay: float = 0.0, device=None, precision: str = "auto",
                      checkpoint_path=None, feature_fn=None, smoothing=(0,),
                      threads: int | None = 1, lr_decay: float = 0.5, decay_patience: int = 8,
-                     l1_weight: float = 30.0, trainable=None, info: dict | None = None) -> dict:
+                     l1_weight: float = 30.0, trainable=None, info: dict | None = None,
+                     carry_weights: bool = True) -> dict:
     """Train Auto Skin's network on `characters` and write the chosen model to `out_path`.
 
     characters: dicts with vertices (V,3), faces (F,3), joints (J,3), parents (J,),
@@ -321,7 +322,8 @@ def train_skin_model(characters, out_path, *, init=None, epochs: int = 200, lr: 
                           folds=folds, patience=patience, min_epochs=min_epochs, hidden=hidden, embed=embed,
                           hidden2=hidden2, weight_decay=weight_decay, smoothing=smoothing, threads=threads,
                           lr_decay=lr_decay, decay_patience=decay_patience, l1_weight=l1_weight,
-                          trainable=trainable, info=info, precision=precision), started)
+                          trainable=trainable, info=info, precision=precision,
+                          carry_weights=carry_weights), started)
     finally:
         group.close()
 
@@ -489,6 +491,9 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
                             "best_val_l1": report["best_val_l1"], "start_val_l1": report["start_val_l1"],
                             "prior_val_l1": report["prior_val_l1"], "init": init_name,
                             "settings": settings, **(o["info"] or {})}
+    if o["carry_weights"]:
+        model.exemplars = _exemplars([*train_chars, *val_chars], start if kept_start else None)
+        report["carried_characters"] = len(model.exemplars)
     if group.is_main:
         model.save(out_path)
         Path(str(out_path) + ".json").write_text(json.dumps(report, indent=1))
@@ -496,6 +501,16 @@ def _train(torch, dev, group, train_chars, val_chars, extra, out_path, ckpt_path
     notify({"stage": "done", "message": summary(report)})
     group.barrier()                           # the model is written before any process returns
     return report
+
+
+def _exemplars(characters, start) -> list:
+    """The characters kept in the model, whose own weights Auto Skin carries over where a
+    new character's surface coincides with theirs (exemplars.py); first the start
+    model's own when it is written back as it was (a trained model's fallback keeps its)."""
+    template_of, rig_templates = templates.group(characters)
+    kept = list(start.exemplars) if start is not None else []
+    return kept + [exemplars.make(ch, {k: rig_templates[t][k] for k in ("label", "by_index", "bones", "pairs")})
+                   for ch, t in zip(characters, template_of)]
 
 
 def _gated_chain(model, snapshots, template_rows, start, start_name):
