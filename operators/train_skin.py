@@ -59,11 +59,14 @@ def result_text(report: dict) -> str:
 def rigs_text(report: dict) -> str:
     """The sidebar's lines about the rig templates of the last training ('|'-separated,
     each "+ NAME: start -> trained" when the trained model weights that rig, "- ..." when
-    that rig keeps the start model)."""
+    that rig keeps the start model), and how many characters the model keeps for their
+    variants (docs/auto_skin.md#carried-weights)."""
     lines = []
     for t in report.get("templates") or []:
         mark = "+" if t["use"] else "-"
         lines.append(f"{mark} {t['label']}: {t['start_l1']:.3f} -> {t['trained_l1']:.3f}")
+    if report.get("carried_characters"):
+        lines.append(f"= {report['carried_characters']} characters kept: their weights go to variants of their bodies")
     return "|".join(lines)
 
 

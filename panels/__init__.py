@@ -102,7 +102,7 @@ class BONESMITH_PT_train(FoldedPanel, bpy.types.Panel):
             col.label(text=settings.train_result, icon='INFO')
         for line in filter(None, settings.train_rigs.split("|")):
             used, _, text = line.partition(" ")
-            col.label(text=text, icon='CHECKMARK' if used == "+" else 'REMOVE')
+            col.label(text=text, icon={"+": 'CHECKMARK', "-": 'REMOVE'}.get(used, 'INFO'))
 
 
 def draw_joints(box, context):

@@ -103,7 +103,7 @@ def test_train_skin_keeps_the_characters_and_a_shipped_model_does_not(torch, tmp
     a = chars[0]
     W, info = predict_weights(a["vertices"], a["faces"], a["joints"], a["parents"], a["tails"],
                               model=model, return_info=True)
-    assert np.abs(W - artist(a)).max() < 1e-6 and info["carried"]["characters"] == 2
+    assert np.abs(W - artist(a)).max() < 1e-6 and info["carried"]["characters"] == 2   # a1 and a2: one body
     # a model trained to ship (bench/train_skin_default.py) carries none
     train.train_skin_model(chars, tmp_path / "ship.npz", carry_weights=False, **options)
     assert N.load_model(tmp_path / "ship.npz").exemplars == []

@@ -203,6 +203,7 @@ def test_train_skin_learns_a_style_and_the_preference_picks_it(bridge, humanoid_
     b, _ = rigged_humanoid(bridge, humanoid_skeleton, make_mesh, humanoid, "b", stretch=1.2, location=(3, 0, 0))
     make_rigid(a)
     make_rigid(b)
+    rigid = [a.vertex_groups[max(v.groups, key=lambda g: g.weight).group].name for v in a.data.vertices]
     select([a, b], a)
     assert prefs.skin_model == "DEFAULT"
     assert bpy.ops.bonesmith.train_skin(epochs=20, model_name="tiny model") == {'FINISHED'}
@@ -224,9 +225,15 @@ def test_train_skin_learns_a_style_and_the_preference_picks_it(bridge, humanoid_
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
     # ... for the rig it learned (one template: both armatures have the same bones), which
     # the sidebar lists, and Auto Skin's report names
-    assert bpy.context.scene.bonesmith.train_rigs.startswith("+ ") and "|" not in bpy.context.scene.bonesmith.train_rigs
+    rigs = bpy.context.scene.bonesmith.train_rigs.split("|")
+    assert len(rigs) == 2 and rigs[0].startswith("+ ") and rigs[1].startswith("= 2 characters kept")
     _, which = ext_module("bridge.skin").compute(auto_skin.read_input(bpy.context), 4)
     assert which.startswith("the trained model (rig template")
+    # a itself is a trained character: it gets its own (rigid) weights back, not b's (stretched)
+    assert "with the weights of 1 trained character(s) on 100 % of the vertices" in which, which
+    after, names = ext_module("bridge.weights").read_weights(a)
+    assert np.array_equal(after[np.arange(len(after)), after.argmax(axis=1)], np.ones(len(after)))
+    assert [names[k] for k in after.argmax(axis=1)] == rigid
     for bone in armature.data.bones:                 # another rig: the model it was trained from
         bone.name = f"other_{bone.name}"
     _, which = ext_module("bridge.skin").compute(auto_skin.read_input(bpy.context), 4)

@@ -131,11 +131,11 @@ def _carried(model, W, V, bones, names, max_influences: int):
     got = exemplars.carry(found, V, bones.heads, bones.parents, names) if found else None
     if got is None or not (got[1] > 0).any():
         return W, None
-    Wx, reach = got
+    Wx, reach, counted = got
     a = reach[:, None]
     W = prune(a * Wx + (1 - a) * W, max_influences, MODEL_MIN_WEIGHT, fallback=np.argmax(W, axis=1),
               parents=bones.parents if REDISTRIBUTE else None)
-    return W, {"characters": len(found), "share": float((reach > 0).mean())}
+    return W, {"characters": counted, "share": float((reach > 0).mean())}
 
 
 def _for_rig(net, names, parents, name: str = "the given model"):

@@ -78,14 +78,16 @@ def matching(exemplars, names, parents) -> list:
 
 def carry(exemplars, V, heads, parents, names=None):
     """((V, J) weights carried over from the nearest exemplar, (V,) how much each vertex
-    takes them: 1 within NEAR of the diagonal, 0 beyond FAR), or None without an exemplar
-    that shares bones with the armature and SHARED of its surface."""
+    takes them: 1 within NEAR of the diagonal, 0 beyond FAR, the number of exemplars that
+    counted), or None without an exemplar that shares bones with the armature and SHARED
+    of its surface."""
     V = np.asarray(V, np.float64)
     heads = np.asarray(heads, np.float64)
     tails = bone_tails(heads, parents)
     mine = labels(names, parents)
     diag = float(np.linalg.norm(np.ptp(V, axis=0)))
     best_d, best_W = np.full(len(V), np.inf), np.zeros((len(V), len(heads)))
+    counted = 0
     for ex in exemplars:
         posed = _posed(ex, heads, tails, mine)
         if posed is None:
@@ -94,13 +96,14 @@ def carry(exemplars, V, heads, parents, names=None):
         d, nn = cKDTree(P).query(V)
         if (d <= COINCIDE * diag).mean() < SHARED:
             continue
+        counted += 1
         closer = d < best_d
         best_d[closer], best_W[closer] = d[closer], Q[nn[closer]]
-    if not np.isfinite(best_d).any():
+    if not counted:
         return None
     reach = np.clip((FAR * diag - best_d) / ((FAR - NEAR) * diag), 0.0, 1.0)
     reach[best_W.sum(axis=1) <= 0] = 0.0          # the exemplar's unweighted vertices teach nothing
-    return best_W, reach
+    return best_W, reach, counted
 
 
 def _posed(ex, heads, tails, mine):

@@ -553,7 +553,16 @@ def templates_text(report: dict) -> list:
 
 
 def summary(report: dict) -> str:
-    """One line for the user: what training did on validation."""
+    """One line for the user: what training did on validation, and the characters kept."""
+    carried = report.get("carried_characters")
+    line = _validation_summary(report)
+    if carried:
+        line += (f"; the model keeps the {carried} characters: Auto Skin gives their own weights to "
+                 "variants of their bodies on their rigs, where the surfaces coincide")
+    return line
+
+
+def _validation_summary(report: dict) -> str:
     b, s, p = report["best_val_l1"], report["start_val_l1"], report["prior_val_l1"]
     if b is None:
         return f"wrote {report['out']} (no validation characters)"
