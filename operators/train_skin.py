@@ -66,7 +66,8 @@ def rigs_text(report: dict) -> str:
         mark = "+" if t["use"] else "-"
         lines.append(f"{mark} {t['label']}: {t['start_l1']:.3f} -> {t['trained_l1']:.3f}")
     if report.get("carried_characters"):
-        lines.append(f"= {report['carried_characters']} characters kept: their weights go to variants of their bodies")
+        n = report["carried_characters"]
+        lines.append(f"= {n} character{'s' * (n != 1)} kept: their weights go to variants of their bodies")
     return "|".join(lines)
 
 
@@ -194,7 +195,8 @@ class BONESMITH_OT_train_skin(BonesmithOperator, bpy.types.Operator):
     def apply(self, context, characters, lines):
         """The trained model into the user folder (atomically: the old model stays until
         the new one is complete) and made the active skin model, when it improved on
-        validation; the verdict goes to the sidebar either way."""
+        validation or keeps the characters for their variants (carried weights, even with
+        the start network); the verdict goes to the sidebar either way."""
         trained = self._tmp / self._target.name
         report_path = Path(str(trained) + ".json")
         if not trained.is_file() or not report_path.is_file():
@@ -204,7 +206,7 @@ class BONESMITH_OT_train_skin(BonesmithOperator, bpy.types.Operator):
         if settings is not None:
             settings.train_result = result_text(report)
             settings.train_rigs = rigs_text(report)
-        if report["kept_start"]:
+        if report["kept_start"] and not report.get("carried_characters"):
             self._cleanup()
             self.report({'INFO'}, f"Train Skin: {summary(report)}; the active skin model is unchanged")
             return {'FINISHED'}

@@ -268,6 +268,17 @@ def test_train_skin_starts_from_the_active_model_and_keeps_it_without_improvemen
     assert "kept the start model" in op.reports[-1][1] and "unchanged" in op.reports[-1][1]
     assert bpy.context.scene.bonesmith.train_result == "Validation L1 0.250: no better model, kept the start"
     assert op._tmp is None
+    # the same run from a Train Skin that keeps its characters (docs/auto_skin.md#carried-weights):
+    # the network did not improve, but the model gives the character's own weights to its variants
+    op = operator_stand_in(module.BONESMITH_OT_train_skin, _tmp=None, _target=None, epochs=3,
+                           model_name="mine", seed=0)
+    op._prepare(module.selected_characters(bpy.context))
+    (op._tmp / "mine.npz").write_bytes(b"the start network and character a")
+    (op._tmp / "mine.npz.json").write_text(json.dumps({**report, "carried_characters": 1}))
+    assert op.apply(bpy.context, None, []) == {'FINISHED'}
+    assert mine.read_bytes() == b"the start network and character a" and prefs.active_skin_model == "mine.npz"
+    assert "now the active skin model" in op.reports[-1][1] and "keeps its 1 character:" in op.reports[-1][1]
+    assert bpy.context.scene.bonesmith.train_rigs == "= 1 character kept: their weights go to variants of their bodies"
 
 
 def _modal_train(ext_module, epochs, model_name):

@@ -557,8 +557,8 @@ def summary(report: dict) -> str:
     carried = report.get("carried_characters")
     line = _validation_summary(report)
     if carried:
-        line += (f"; the model keeps the {carried} characters: Auto Skin gives their own weights to "
-                 "variants of their bodies on their rigs, where the surfaces coincide")
+        line += (f"; the model keeps its {carried} character{'s' * (carried != 1)}: Auto Skin gives their own "
+                 "weights to variants of their bodies on their rigs, where the surfaces coincide")
     return line
 
 
