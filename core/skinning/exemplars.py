@@ -178,9 +178,9 @@ def to_arrays(exemplars, prefix: str) -> tuple:
 
 
 def from_arrays(d, prefix: str, meta) -> list:
+    """The exemplars stored under `prefix` (as stored: weights stay float16 until used)."""
     out = []
     for i, m in enumerate(meta or []):
-        ex = {key: d[f"{prefix}exemplar/{i}/{key}"].astype(np.float64 if key != "faces" else np.int64)
-              for key in ("verts", "faces", "weights", "heads", "tails")}
+        ex = {key: d[f"{prefix}exemplar/{i}/{key}"] for key in ("verts", "faces", "weights", "heads", "tails")}
         out.append({**ex, "labels": list(m["labels"]), "template": m["template"], "name": m.get("name", "")})
     return out
