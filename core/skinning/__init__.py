@@ -103,7 +103,7 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
     W = rigid_members(W, work.V, work.F, bones.heads, bones.tails)
     if work is not mesh:
         W = transfer_weights(W, work, mesh, int(max_influences), bones.parents if REDISTRIBUTE else None)
-    W, info["carried"] = _carried(resolved, W, mesh.V, bones, names, int(max_influences))
+    W, info["carried"] = _carried(resolved, W, mesh, bones, names, int(max_influences))
     if info["carried"]:
         info["model"] += (f", with the weights of {info['carried']['characters']} trained character(s) on "
                           f"{100 * info['carried']['share']:.0f} % of the vertices, where the surfaces coincide")
@@ -120,15 +120,16 @@ def weights_from_features(fs: FeatureSet, model, max_influences: int = 4, names=
     vertices, exactly as predict_weights does (features can be computed once and reused
     for several models; a gated model picks its network for the armature as there)."""
     net, _ = _for_rig(model, names, fs.bones.parents)
-    W, _ = _carried(model, _welded_weights(fs, net, max_influences), fs.mesh.V, fs.bones, names, max_influences)
+    W, _ = _carried(model, _welded_weights(fs, net, max_influences), fs.mesh, fs.bones, names, max_influences)
     return W[fs.vmap]
 
 
-def _carried(model, W, V, bones, names, max_influences: int):
+def _carried(model, W, mesh, bones, names, max_influences: int):
     """(weights, None or {characters, share}): a trained model's characters' own weights
-    carried over where this mesh's surface lies on theirs (exemplars.py), blended with W."""
+    carried over where this (welded) mesh's surface lies on theirs or it has the topology
+    of one of them (exemplars.py), blended with W."""
     found = model.exemplars_for(names, bones.parents) if hasattr(model, "exemplars_for") else []
-    got = exemplars.carry(found, V, bones.heads, bones.parents, names) if found else None
+    got = exemplars.carry(found, mesh.V, bones.heads, bones.parents, names, mesh.F) if found else None
     if got is None or not (got[1] > 0).any():
         return W, None
     Wx, reach, counted = got

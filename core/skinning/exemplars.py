@@ -16,8 +16,14 @@ SHARED of the new character's vertices lie on its surface (within COINCIDE): a v
 its base mesh. Another body on the same rig (a husky after a wolf, a man of another
 modeller) is near everywhere but coincides nowhere, and its weights would be worse than
 the network's.
+
+A new character of the same *topology* as an exemplar (the same faces, vertex for vertex:
+body shapes of one base mesh from a character creator, MPFB's bodies, a baby and an adult
+elephant of one mesh) takes its weights vertex by vertex, whatever its shape and pose.
 """
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -35,15 +41,23 @@ _SAMPLES = ((1 / 3, 1 / 3, 1 / 3), (2 / 3, 1 / 6, 1 / 6), (1 / 6, 2 / 3, 1 / 6),
 def make(character, template: dict) -> dict:
     """An exemplar from a training character (dict with vertices, faces, weights, joints,
     tails or None, parents, names or None) and its rig template (templates.make)."""
+    from .prep import prepare_mesh
     heads = np.asarray(character["joints"], np.float64)
     parents = np.asarray(character["parents"], np.int64)
+    welded = prepare_mesh(character["vertices"], character["faces"], undo_subdivision=True)
     return {"verts": np.asarray(character["vertices"], np.float32),
+            "topology": topology(welded.F), "source": np.asarray(welded.source_index, np.int32),
             "faces": np.asarray(character["faces"], np.int32),
             "weights": np.asarray(character["weights"], np.float32),
             "heads": heads.astype(np.float32),
             "tails": bone_tails(heads, parents).astype(np.float32),
             "labels": labels(character.get("names"), parents),
             "template": template, "name": str(character.get("name", ""))}
+
+
+def topology(faces) -> str:
+    """A fingerprint of a welded mesh's faces (Auto Skin's preparation, prep.prepare_mesh)."""
+    return hashlib.sha256(np.ascontiguousarray(faces, np.int64).tobytes()).hexdigest()[:32]
 
 
 def labels(names, parents) -> list:
@@ -76,15 +90,20 @@ def matching(exemplars, names, parents) -> list:
     return [e for e in exemplars if templates.match([e["template"]], names, parents)[0] is not None]
 
 
-def carry(exemplars, V, heads, parents, names=None):
+def carry(exemplars, V, heads, parents, names=None, faces=None):
     """((V, J) weights carried over from the nearest exemplar, (V,) how much each vertex
     takes them: 1 within NEAR of the diagonal, 0 beyond FAR, the number of exemplars that
     counted), or None without an exemplar that shares bones with the armature and SHARED
-    of its surface."""
+    of its surface. V and `faces`: a mesh welded by prep.prepare_mesh; with `faces`, an
+    exemplar of the same topology gives its weights vertex by vertex (_same_topology)."""
     V = np.asarray(V, np.float64)
     heads = np.asarray(heads, np.float64)
-    tails = bone_tails(heads, parents)
     mine = labels(names, parents)
+    if faces is not None:
+        same = _same_topology(exemplars, V, faces, mine)
+        if same is not None:
+            return same
+    tails = bone_tails(heads, parents)
     diag = float(np.linalg.norm(np.ptp(V, axis=0)))
     best_d, best_W = np.full(len(V), np.inf), np.zeros((len(V), len(heads)))
     counted = 0
@@ -106,14 +125,53 @@ def carry(exemplars, V, heads, parents, names=None):
     return best_W, reach, counted
 
 
+def _same_topology(exemplars, V, faces, mine):
+    """carry's answer from the exemplars whose welded mesh has these faces: the weights of
+    the one nearest in shape (after a similarity on the vertices), vertex by vertex."""
+    key = topology(faces)
+    best, best_err = None, np.inf
+    for ex in exemplars:
+        if ex.get("topology") != key or len(ex["source"]) != len(V):
+            continue
+        X = np.asarray(ex["verts"], np.float64)[ex["source"]]
+        s, R, t = _similarity(X, V)
+        err = float(np.linalg.norm(s * X @ R.T + t - V, axis=1).mean())
+        if err < best_err:
+            best, best_err = ex, err
+    if best is None:
+        return None
+    W = _in_order(np.asarray(best["weights"], np.float64)[best["source"]], best["labels"], mine)
+    if W is None:
+        return None
+    reach = (W.sum(axis=1) > 0).astype(np.float64)
+    return W, reach, 1
+
+
+def _columns(theirs, mine):
+    """For each of the armature's bone labels (`mine`) the exemplar's bone with that label
+    (-1: none); None when they share fewer than three bones."""
+    index = {label: i for i, label in enumerate(theirs)}
+    at = np.array([index.get(label, -1) for label in mine])
+    return at if (at >= 0).sum() >= 3 else None
+
+
+def _in_order(W, theirs, mine):
+    """An exemplar's (n, J') weights in the columns of the armature's bones, or None."""
+    at = _columns(theirs, mine)
+    if at is None:
+        return None
+    out = np.zeros((len(W), len(mine)))
+    out[:, at >= 0] = W[:, at[at >= 0]]
+    return out
+
+
 def _posed(ex, heads, tails, mine):
     """(surface points, their (n, J) weights in the armature's bone order) of an exemplar
     posed onto the armature, or None when they share fewer than three bones."""
-    index = {label: i for i, label in enumerate(ex["labels"])}
-    theirs = np.array([index.get(label, -1) for label in mine])
-    shared = theirs >= 0
-    if shared.sum() < 3:
+    theirs = _columns(ex["labels"], mine)
+    if theirs is None:
         return None
+    shared = theirs >= 0
     X = np.asarray(ex["verts"], np.float64)
     W = np.asarray(ex["weights"], np.float64)
     s, R, t = _similarity(np.asarray(ex["heads"], np.float64)[theirs[shared]], heads[shared])
@@ -127,8 +185,7 @@ def _posed(ex, heads, tails, mine):
         moved += W[:, [i]] * ((X - eh[i]) @ turn.T + heads[j])
         total += W[:, i]
     X = np.where(total[:, None] > 1e-9, moved / np.maximum(total, 1e-12)[:, None], X)
-    Wm = np.zeros((len(X), len(mine)))
-    Wm[:, shared] = W[:, theirs[shared]]
+    Wm = _in_order(W, ex["labels"], mine)
     F = np.asarray(ex["faces"], np.int64)
     points = [X] + [a * X[F[:, 0]] + b * X[F[:, 1]] + c * X[F[:, 2]] for a, b, c in _SAMPLES]
     weights = [Wm] + [a * Wm[F[:, 0]] + b * Wm[F[:, 1]] + c * Wm[F[:, 2]] for a, b, c in _SAMPLES]
@@ -171,9 +228,10 @@ def to_arrays(exemplars, prefix: str) -> tuple:
     arrays, meta = {}, []
     for i, ex in enumerate(exemplars):
         for key, dtype in (("verts", np.float32), ("faces", np.int32), ("weights", np.float16),
-                           ("heads", np.float32), ("tails", np.float32)):
+                           ("heads", np.float32), ("tails", np.float32), ("source", np.int32)):
             arrays[f"{prefix}exemplar/{i}/{key}"] = np.asarray(ex[key], dtype)
-        meta.append({"labels": list(ex["labels"]), "template": ex["template"], "name": ex["name"]})
+        meta.append({"labels": list(ex["labels"]), "template": ex["template"], "name": ex["name"],
+                     "topology": ex["topology"]})
     return arrays, meta
 
 
@@ -181,6 +239,8 @@ def from_arrays(d, prefix: str, meta) -> list:
     """The exemplars stored under `prefix` (as stored: weights stay float16 until used)."""
     out = []
     for i, m in enumerate(meta or []):
-        ex = {key: d[f"{prefix}exemplar/{i}/{key}"] for key in ("verts", "faces", "weights", "heads", "tails")}
-        out.append({**ex, "labels": list(m["labels"]), "template": m["template"], "name": m.get("name", "")})
+        ex = {key: d[f"{prefix}exemplar/{i}/{key}"]
+              for key in ("verts", "faces", "weights", "heads", "tails", "source")}
+        out.append({**ex, "labels": list(m["labels"]), "template": m["template"], "name": m.get("name", ""),
+                    "topology": m["topology"]})
     return out
