@@ -111,13 +111,13 @@ def carry(exemplars, V, heads, parents, names=None, faces=None):
         posed = _posed(ex, heads, tails, mine)
         if posed is None:
             continue
-        P, Q = posed
+        P, Wm, F = posed
         d, nn = cKDTree(P).query(V)
         if (d <= COINCIDE * diag).mean() < SHARED:
             continue
         counted += 1
         closer = d < best_d
-        best_d[closer], best_W[closer] = d[closer], Q[nn[closer]]
+        best_d[closer], best_W[closer] = d[closer], _point_weights(Wm, F, nn[closer])
     if not counted:
         return None
     reach = np.clip((FAR * diag - best_d) / ((FAR - NEAR) * diag), 0.0, 1.0)
@@ -166,8 +166,9 @@ def _in_order(W, theirs, mine):
 
 
 def _posed(ex, heads, tails, mine):
-    """(surface points, their (n, J) weights in the armature's bone order) of an exemplar
-    posed onto the armature, or None when they share fewer than three bones."""
+    """(surface points, the vertices' (n, J) weights in the armature's bone order, the
+    faces) of an exemplar posed onto the armature, or None when they share fewer than
+    three bones."""
     theirs = _columns(ex["labels"], mine)
     if theirs is None:
         return None
@@ -185,11 +186,22 @@ def _posed(ex, heads, tails, mine):
         moved += W[:, [i]] * ((X - eh[i]) @ turn.T + heads[j])
         total += W[:, i]
     X = np.where(total[:, None] > 1e-9, moved / np.maximum(total, 1e-12)[:, None], X)
-    Wm = _in_order(W, ex["labels"], mine)
     F = np.asarray(ex["faces"], np.int64)
     points = [X] + [a * X[F[:, 0]] + b * X[F[:, 1]] + c * X[F[:, 2]] for a, b, c in _SAMPLES]
-    weights = [Wm] + [a * Wm[F[:, 0]] + b * Wm[F[:, 1]] + c * Wm[F[:, 2]] for a, b, c in _SAMPLES]
-    return np.vstack(points), np.vstack(weights)
+    return np.vstack(points), _in_order(W, ex["labels"], mine), F
+
+
+def _point_weights(Wm, F, k) -> np.ndarray:
+    """The weights of the surface points `k` (_posed's order: the vertices, then each
+    _SAMPLES point of every face), interpolated only for the points asked (a big
+    exemplar's points times its bones would not fit in memory)."""
+    out = np.empty((len(k), Wm.shape[1]))
+    vertex = k < len(Wm)
+    out[vertex] = Wm[k[vertex]]
+    sample, face = np.divmod(k[~vertex] - len(Wm), len(F))
+    bary = np.asarray(_SAMPLES)[sample]
+    out[~vertex] = np.einsum("nk,nkj->nj", bary, Wm[F[face]])
+    return out
 
 
 def _similarity(A, B):
