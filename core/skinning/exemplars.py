@@ -27,6 +27,7 @@ import hashlib
 
 import numpy as np
 from scipy.spatial import cKDTree
+from scipy.spatial.transform import Rotation
 
 from . import templates
 
@@ -222,17 +223,9 @@ def _similarity(A, B):
 
 def _turn(a, b) -> np.ndarray:
     """The smallest rotation taking direction a onto direction b (identity for a zero one)."""
-    na, nb = np.linalg.norm(a), np.linalg.norm(b)
-    if na < 1e-12 or nb < 1e-12:
+    if np.linalg.norm(a) < 1e-12 or np.linalg.norm(b) < 1e-12:
         return np.eye(3)
-    a, b = a / na, b / nb
-    v, c = np.cross(a, b), float(a @ b)
-    if c < -1 + 1e-9:                      # opposite: half a turn about any perpendicular
-        p = np.cross(a, [1.0, 0.0, 0.0] if abs(a[0]) < 0.9 else [0.0, 1.0, 0.0])
-        p /= np.linalg.norm(p)
-        return 2 * np.outer(p, p) - np.eye(3)
-    K = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-    return np.eye(3) + K + K @ K / (1 + c)
+    return Rotation.align_vectors([b], [a])[0].as_matrix()
 
 
 def to_arrays(exemplars, prefix: str) -> tuple:
