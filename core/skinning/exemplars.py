@@ -30,6 +30,7 @@ from scipy.spatial import cKDTree
 from scipy.spatial.transform import Rotation
 
 from . import templates
+from .prep import prepare_mesh
 
 COINCIDE = 0.001      # share of the diagonal within which two surfaces are one
 SHARED = 0.25         # an exemplar counts when this share of the vertices lie on its surface
@@ -42,7 +43,6 @@ _SAMPLES = ((1 / 3, 1 / 3, 1 / 3), (2 / 3, 1 / 6, 1 / 6), (1 / 6, 2 / 3, 1 / 6),
 def make(character, template: dict) -> dict:
     """An exemplar from a training character (dict with vertices, faces, weights, joints,
     tails or None, parents, names or None) and its rig template (templates.make)."""
-    from .prep import prepare_mesh
     heads = np.asarray(character["joints"], np.float64)
     parents = np.asarray(character["parents"], np.int64)
     welded = prepare_mesh(character["vertices"], character["faces"], undo_subdivision=True)
@@ -141,9 +141,10 @@ def _same_topology(exemplars, V, faces, mine):
             best, best_err = ex, err
     if best is None:
         return None
-    W = _in_order(np.asarray(best["weights"], np.float64)[best["source"]], best["labels"], mine)
-    if W is None:
+    at = _columns(best["labels"], mine)
+    if at is None:
         return None
+    W = _in_order(np.asarray(best["weights"], np.float64)[best["source"]], at)
     reach = (W.sum(axis=1) > 0).astype(np.float64)
     return W, reach, 1
 
@@ -156,12 +157,9 @@ def _columns(theirs, mine):
     return at if (at >= 0).sum() >= 3 else None
 
 
-def _in_order(W, theirs, mine):
-    """An exemplar's (n, J') weights in the columns of the armature's bones, or None."""
-    at = _columns(theirs, mine)
-    if at is None:
-        return None
-    out = np.zeros((len(W), len(mine)))
+def _in_order(W, at):
+    """An exemplar's (n, J') weights in the columns of the armature's bones (`at`: _columns)."""
+    out = np.zeros((len(W), len(at)))
     out[:, at >= 0] = W[:, at[at >= 0]]
     return out
 
@@ -189,7 +187,7 @@ def _posed(ex, heads, tails, mine):
     X = np.where(total[:, None] > 1e-9, moved / np.maximum(total, 1e-12)[:, None], X)
     F = np.asarray(ex["faces"], np.int64)
     points = [X] + [a * X[F[:, 0]] + b * X[F[:, 1]] + c * X[F[:, 2]] for a, b, c in _SAMPLES]
-    return np.vstack(points), _in_order(W, ex["labels"], mine), F
+    return np.vstack(points), _in_order(W, theirs), F
 
 
 def _point_weights(Wm, F, k) -> np.ndarray:
