@@ -248,14 +248,14 @@ def test_legs_hidden_under_a_robe_get_their_hips_at_the_waist():
     assert not body.hidden_legs
 
 
-def legs_and_torso(skirt: bool, touching: bool = False):
-    """A voxel body 1.8 tall (Z up, facing -Y): two legs up to a crotch at 0.9, a torso
-    above; with `skirt`, a tube around both legs from 0.5 up to the torso; with
-    `touching`, the thighs meet in front of and behind the gap just under the crotch
-    (0.85-0.9), as plump or A-posed thighs do."""
+def legs_and_torso(skirt: bool, touching: bool = False, crotch: int = 18):
+    """A voxel body 1.8 tall (Z up, facing -Y): two legs up to a crotch at 0.9 (`crotch`
+    voxels of 0.05), a torso above; with `skirt`, a tube around both legs from 0.5 up to
+    the torso; with `touching`, the thighs meet in front of and behind the gap just under
+    the crotch (0.85-0.9), as plump or A-posed thighs do."""
     grid = np.zeros((12, 8, 37), dtype=bool)          # x from -0.3, y from -0.2, z from 0, 0.05 each
-    grid[3:5, 2:6, 0:18] = grid[7:9, 2:6, 0:18] = True                 # legs, x +-(0.05..0.15)
-    grid[2:10, 2:6, 18:36] = True                                      # torso from z 0.9 to 1.8
+    grid[3:5, 2:6, 0:crotch] = grid[7:9, 2:6, 0:crotch] = True         # legs, x +-(0.05..0.15)
+    grid[2:10, 2:6, crotch:36] = True                                  # torso from z 0.9 to 1.8
     if skirt:
         grid[1:11, 1:7, 10:18] = True
         grid[2:10, 2:6, 10:18] = False
@@ -297,6 +297,25 @@ def test_thighs_touching_just_under_the_crotch_do_not_hide_it():
     human = humanoid.recognise(heads, tails, parents, V, symmetric=True, faces=F)
     assert human.hips_at_crotch
     assert 0.85 < humanoid.standard_joints(human)["thigh.L"][2] < 0.9
+
+
+def test_short_legs_parting_above_the_trees_pelvis_are_no_robes_hem():
+    """A chibi or a round-bodied toy: its generic tree joins its short legs low, under a
+    fifth of the height (`ROBE_PELVIS`), as under a robe whose hem hides the legs. But the
+    gap between its legs reaches above that junction, so its legs are seen: the hips go to
+    the crotch, not up to the waist (a chibi mannequin's were 14 % of its height too high).
+    A robe closed at its hem ends the gap below the junction: its legs stay hidden."""
+    from bonesmith.core.rig import humanoid
+    heads, tails, parents, _ = robed_rig(0.3)
+    V, F = legs_and_torso(skirt=False, crotch=9)                      # legs up to 0.45
+    human = humanoid.recognise(heads, tails, parents, V, symmetric=True, faces=F)
+    assert not human.hidden_legs and human.hips_at_crotch
+    for side in (".L", ".R"):
+        assert 0.4 < humanoid.standard_joints(human)["thigh" + side][2] < 0.46   # 0.85 when lifted
+    V, F = legs_and_torso(skirt=False, crotch=3)                      # a robe down to 0.15, feet below
+    robed = humanoid.recognise(heads, tails, parents, V, symmetric=True, faces=F)
+    assert robed.hidden_legs
+    assert humanoid.standard_joints(robed)["hips"][2] == pytest.approx(humanoid.HIDDEN_HIP * 1.8)
 
 
 def with_branch(rig, start: int, points):

@@ -120,8 +120,12 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
              "arm.L": _polyline(pred, points, chest, hand_l), "arm.R": _polyline(pred, points, chest, hand_r),
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l), hip_search),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r), hip_search)}
+    between = (point_at(paths["leg.L"], 0.5) + point_at(paths["leg.R"], 0.5)) / 2
+    hip_z = None if faces is None else _crotch(V, np.asarray(faces), between, height)
+    # the legs part above the tree's pelvis: seen, however short, so no robe's hem
+    legs_seen = legs_seen or (hip_z is not None and hip_z > paths["spine"][0, 2])
     lifted = paths if legs_seen else _lift_hidden_hips(paths, floor, height)
-    crotch = lifted if lifted is not paths or faces is None else _hips_to_crotch(paths, V, np.asarray(faces), height)
+    crotch = lifted if lifted is not paths or hip_z is None else _hips_to_crotch(paths, hip_z, height)
     return Humanoid(_symmetric(crotch) if symmetric else crotch, hidden_legs=lifted is not paths,
                     hips_at_crotch=crotch is not lifted, symmetric=symmetric, vertices=V, inside=inside,
                     faces=None if faces is None else np.asarray(faces))
@@ -182,7 +186,7 @@ def _spine_from(spine, z: float) -> np.ndarray:
     return np.vstack([a + (z - a[2]) / max(b[2] - a[2], 1e-12) * (b - a), spine[k:]])
 
 
-def _hips_to_crotch(paths: dict, V, F, height: float) -> dict:
+def _hips_to_crotch(paths: dict, hip_z: float, height: float) -> dict:
     """The generic tree can join the legs below the crotch (overalls, a space suit: its
     pelvis 0.08 of the height under the gap between the legs, or on one thigh; an A-posed
     body's tree can run from the pelvis straight down into a thigh), and the hip sockets
@@ -190,11 +194,8 @@ def _hips_to_crotch(paths: dict, V, F, height: float) -> dict:
     a socket more than CROTCH_DROP of the height below it goes up to it, the pelvis too
     when lower (as in _lift_hidden_hips). The crotch: the first surface straight above the
     floor between the legs (halfway down each), where the gap below is open to the front
-    or the back (inside a skirt or a tunic it is not: the legs' tops are hidden)."""
-    between = (point_at(paths["leg.L"], 0.5) + point_at(paths["leg.R"], 0.5)) / 2
-    hip_z = _crotch(V, F, between, height)
-    if hip_z is None:
-        return paths
+    or the back (inside a skirt or a tunic it is not: the legs' tops are hidden), at
+    hip_z (_crotch)."""
     low = [side for side in (".L", ".R") if paths["leg" + side][0, 2] < hip_z - CROTCH_DROP * height]
     if not low:
         return paths
