@@ -248,6 +248,21 @@ def test_legs_hidden_under_a_robe_get_their_hips_at_the_waist():
     assert not body.hidden_legs
 
 
+def test_legs_hidden_under_a_robe_still_have_their_ankles_where_the_feet_turn_forward():
+    """Feet show below a robe's hem: the ankle goes to the turn from the shin to the foot
+    where the proportion of the lifted leg's path falls on the foot (a long foot), as on
+    any body (0 A.D.'s robe: ankles 2.3 -> 0.8 % of the diagonal)."""
+    from bonesmith.core.rig import humanoid
+    heads, tails, parents, outline = robed_rig(0.3)
+    tails[13], tails[15] = (0.1, -0.45, 0.0), (-0.1, -0.45, 0.0)       # feet 0.45 long
+    human = humanoid.recognise(heads, tails, parents, outline, symmetric=True)
+    assert human.hidden_legs
+    joints = humanoid.standard_joints(human)
+    for side in (".L", ".R"):
+        assert human.cues["foot" + side] == "turn"
+        assert abs(joints["foot" + side][1]) < 0.05 and joints["foot" + side][2] == pytest.approx(0.05, abs=0.03)
+
+
 def legs_and_torso(skirt: bool, touching: bool = False, crotch: int = 18):
     """A voxel body 1.8 tall (Z up, facing -Y): two legs up to a crotch at 0.9 (`crotch`
     voxels of 0.05), a torso above; with `skirt`, a tube around both legs from 0.5 up to
@@ -283,7 +298,10 @@ def test_hip_sockets_below_the_crotch_go_up_to_it_but_not_under_a_skirt():
     V, F = legs_and_torso(skirt=True)                                 # the gap is closed: no crotch seen
     skirted = humanoid.recognise(heads, tails, parents, V, symmetric=True, faces=F)
     assert not skirted.hips_at_crotch
-    assert humanoid.standard_joints(skirted)["thigh.L"][2] < 0.6
+    # the tree's pelvis (0.55) is the skirt's hem: the legs' tops are hidden, the hips go
+    # up to HIDDEN_HIP of the height (0.85) as under a robe, not to the hem
+    assert skirted.hidden_legs
+    assert 0.8 < humanoid.standard_joints(skirted)["thigh.L"][2] < 0.85
 
 
 def test_thighs_touching_just_under_the_crotch_do_not_hide_it():

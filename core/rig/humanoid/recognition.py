@@ -124,7 +124,9 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
     hip_z = None if faces is None else _crotch(V, np.asarray(faces), between, height)
     # the legs part above the tree's pelvis: seen, however short, so no robe's hem
     legs_seen = legs_seen or (hip_z is not None and hip_z > paths["spine"][0, 2])
-    lifted = paths if legs_seen else _lift_hidden_hips(paths, floor, height)
+    # no gap seen between the legs: a skirt or a tunic may hide their tops at any height
+    hem = HIDDEN_HIP if faces is not None and hip_z is None else ROBE_PELVIS
+    lifted = paths if legs_seen else _lift_hidden_hips(paths, floor, height, hem)
     crotch = lifted if lifted is not paths or hip_z is None else _hips_to_crotch(paths, hip_z, height)
     return Humanoid(_symmetric(crotch) if symmetric else crotch, hidden_legs=lifted is not paths,
                     hips_at_crotch=crotch is not lifted, symmetric=symmetric, vertices=V, inside=inside,
@@ -162,14 +164,15 @@ def _on_torso(tip, torso, points, height) -> bool:
     return bool(np.linalg.norm(points[torso] - points[tip], axis=1).min() < ON_BODY * height)
 
 
-def _lift_hidden_hips(paths: dict, floor: float, height: float) -> dict:
-    """A robe or a long dress hides the legs: the generic tree's legs branch at its hem,
-    and the pelvis found there lies near the floor (below ROBE_PELVIS of the height).
-    The pelvis then goes up the spine path to HIDDEN_HIP of the height, and each leg path
-    starts at that height above where the leg leaves the hem."""
+def _lift_hidden_hips(paths: dict, floor: float, height: float, hem: float = ROBE_PELVIS) -> dict:
+    """A robe, a dress or a skirt hides the legs: the generic tree's legs branch at its
+    hem, and the pelvis found there lies below `hem` of the height (ROBE_PELVIS: near
+    the floor; HIDDEN_HIP where no gap between the legs is seen, so a skirt or a tunic
+    may end at any height). The pelvis then goes up the spine path to HIDDEN_HIP of the
+    height, and each leg path starts at that height above where the leg leaves the hem."""
     spine = paths["spine"]
     hip_z = floor + HIDDEN_HIP * height
-    if spine[0, 2] >= floor + ROBE_PELVIS * height or spine[-1, 2] <= hip_z:
+    if spine[0, 2] >= floor + hem * height or spine[-1, 2] <= hip_z:
         return paths
     out = dict(paths, spine=_spine_from(spine, hip_z))
     for side in (".L", ".R"):
