@@ -270,7 +270,7 @@ def legs_and_torso(skirt: bool, touching: bool = False, crotch: int = 18):
     the crotch (0.85-0.9), as plump or A-posed thighs do."""
     grid = np.zeros((12, 8, 37), dtype=bool)          # x from -0.3, y from -0.2, z from 0, 0.05 each
     grid[3:5, 2:6, 0:crotch] = grid[7:9, 2:6, 0:crotch] = True         # legs, x +-(0.05..0.15)
-    grid[2:10, 2:6, crotch:36] = True                                  # torso from z 0.9 to 1.8
+    grid[2:10, 2:6, crotch:36] = True                                  # torso from the crotch to 1.8
     if skirt:
         grid[1:11, 1:7, 10:18] = True
         grid[2:10, 2:6, 10:18] = False

@@ -76,6 +76,7 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
     if len(points) < 6:
         return None
     V = np.asarray(vertices, dtype=np.float64)
+    F = None if faces is None else np.asarray(faces)
     height, width = np.ptp(V[:, 2]), max(np.ptp(V[:, 0]), 1e-12)
     floor = V[:, 2].min()
     foot_level = floor + FOOT_LEVEL * height
@@ -121,16 +122,15 @@ def recognise(heads, tails, parents, vertices, symmetric: bool = False, inside=N
              "leg.L": _from_hip(_polyline(pred, points, pelvis, foot_l), hip_search),
              "leg.R": _from_hip(_polyline(pred, points, pelvis, foot_r), hip_search)}
     between = (point_at(paths["leg.L"], 0.5) + point_at(paths["leg.R"], 0.5)) / 2
-    hip_z = None if faces is None else _crotch(V, np.asarray(faces), between, height)
+    hip_z = None if F is None else _crotch(V, F, between, height)
     # the legs part above the tree's pelvis: seen, however short, so no robe's hem
     legs_seen = legs_seen or (hip_z is not None and hip_z > paths["spine"][0, 2])
     # no gap seen between the legs: a skirt or a tunic may hide their tops at any height
-    hem = HIDDEN_HIP if faces is not None and hip_z is None else ROBE_PELVIS
+    hem = HIDDEN_HIP if F is not None and hip_z is None else ROBE_PELVIS
     lifted = paths if legs_seen else _lift_hidden_hips(paths, floor, height, hem)
     crotch = lifted if lifted is not paths or hip_z is None else _hips_to_crotch(paths, hip_z, height)
     return Humanoid(_symmetric(crotch) if symmetric else crotch, hidden_legs=lifted is not paths,
-                    hips_at_crotch=crotch is not lifted, symmetric=symmetric, vertices=V, inside=inside,
-                    faces=None if faces is None else np.asarray(faces))
+                    hips_at_crotch=crotch is not lifted, symmetric=symmetric, vertices=V, inside=inside, faces=F)
 
 
 def _top_on_plane(points, V, centre_band, height):

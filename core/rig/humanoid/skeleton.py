@@ -93,12 +93,11 @@ def standard_joints(humanoid: Humanoid) -> dict:
             humanoid.paths["head"], humanoid.vertices, humanoid.faces if humanoid.outline else None)
     if humanoid.vertices is not None and humanoid.faces is not None:
         _limb_joints(out, humanoid)
-    for side in (".L", ".R"):      # feet show below a robe's hem too
-        corner = landmark_cues.ankle(humanoid.paths["leg" + side], ANKLE_FRACTION)
+    for side in (".L", ".R"):
+        corner = landmark_cues.ankle(humanoid.paths["leg" + side], ANKLE_FRACTION)   # feet show below a hem too
         humanoid.cues["foot" + side] = "proportion" if corner is None else "turn"
         if corner is not None:
             out["foot" + side] = corner
-    for side in (".L", ".R"):
         humanoid.cues["thigh" + side] = ("proportion" if humanoid.hidden_legs else
                                          "crotch" if humanoid.hips_at_crotch else "leg axis")
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
