@@ -175,11 +175,12 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
 
     def joints(lean):
         t = tree
-        if lean:           # no landmarks: rigid pieces at the ends follow the bone they sit on
+        if lean:           # no landmarks: rigid pieces at the ends follow the bone they sit on,
+            # and the parts are joined nearest first (docs/auto_skeleton.md#parts)
             rigid = _rigid_leaves(V, parts, radius, opt["min_part"])
-            if rigid.any():
+            if rigid.any() or len(parts.extent) > 1:
                 t = _rig_tree(X, radius, edges, members, parts._replace(boneless=parts.boneless | rigid),
-                              V, F, opt, detail, symmetric)
+                              V, F, opt, detail, symmetric, nearest_first=True)
         return _rig_joints(mesh, V, F, Vc, members, t, opt, detail, symmetric, lean)
     heads, tails, parents, upright = _upright_bones(*joints(False), turn)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
@@ -287,14 +288,14 @@ def _upright_bones(pos, par, socket, turn):
     return heads @ upright.T, tails @ upright.T, parents, upright
 
 
-def _rig_tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
+def _rig_tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first=False):
     """Skeleton graph of the proxy (refined node positions X, radii, edges, members,
     parts) -> rooted tree for _rig_joints: (X (k, 3) node positions, radius (k,), adj,
     root, parts); adj is None for a blob (no tree to cut) and for a rigid solid in one
-    part (rig.rigid_solid: a cube, an egg)."""
+    part (rig.rigid_solid: a cube, an egg). nearest_first: rig.join_parts'."""
     if len(parts.extent) == 1 and rig.rigid_solid(V):
         return X, radius, None, 0, parts
-    X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric)
+    X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         adj = None
     return X, radius, adj, root, parts
@@ -368,7 +369,7 @@ def _rigid_leaves(V, parts, radius, min_part):
     return rig.rigid_leaf_parts(V, parts.comp[parts.owner], body, parts.boneless | (parts.extent < min_part), thickness)
 
 
-def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
+def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first=False):
     """One pruned tree out of the per-part graphs, and its root.
 
     Returns (X (k, 3) with the leaves extended, adj: the tree, root node).
@@ -379,7 +380,8 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric):
                                   [V[m] for m in members], min_part=opt["min_part"],
                                   min_branch=opt["min_branch"],
                                   inside_body=_inside_body(V, F, parts.owner, len(parts.comp)),
-                                  absorb=ABSORB, boneless=parts.boneless[parts.comp])
+                                  absorb=ABSORB, boneless=parts.boneless[parts.comp],
+                                  nearest_first=nearest_first)
     tree = rig.spanning_tree(X, kept, joined)
     adj = rig.adjacency(0, tree)
     if len(kept) == 1:

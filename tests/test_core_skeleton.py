@@ -739,6 +739,26 @@ def test_a_toy_fishs_eyes_and_fins_follow_its_body_and_its_antenna_keeps_a_chain
     assert ends[:, 2].max() > 0.5                                    # up the antenna (0.17-0.67)
 
 
+def test_a_segmented_leg_hangs_thigh_shin_foot_even_with_the_foot_heaviest():
+    """Separate parts of a creature are joined nearest first (docs/auto_skeleton.md#parts):
+    the foot, heavier than the shin, hangs from the shin, not straight from the body."""
+    body = ellipsoid([0, 0, 0.9], [0.6, 0.25, 0.25])
+    thigh = box([0.3, 0, 0.47], [0.1, 0.1, 0.3], 3)
+    shin = box([0.3, 0, 0.17], [0.06, 0.06, 0.24], 3)
+    foot = box([0.45, 0, 0.0], [0.5, 0.1, 0.08], 4)      # surface 0.22, the shin's 0.07
+    sk = extract_skeleton(*merge(body, thigh, shin, foot))
+    assert not sk.info["humanoid"] and is_one_tree(sk.parents)
+    j = int(np.argmin(np.linalg.norm(sk.joints - [0.45, 0, 0.0], axis=1)))
+    assert abs(sk.joints[j, 2]) < 0.05                                # a joint in the foot
+    above = []
+    while sk.parents[j] >= 0:
+        j = sk.parents[j]
+        above.append(sk.joints[j])
+    in_shin = [p for p in above if 0.05 < p[2] < 0.29 and abs(p[0] - 0.3) < 0.03]
+    in_thigh = [p for p in above if 0.32 < p[2] < 0.62 and abs(p[0] - 0.3) < 0.05]
+    assert in_shin and in_thigh, np.round(above, 3)     # before: foot -> body at (0.5, 0, 0.9)
+
+
 def test_a_puffers_spikes_follow_its_body():
     radii = np.array([0.5, 0.45, 0.4])
     spikes, tips = [], []

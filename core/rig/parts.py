@@ -46,6 +46,9 @@ SLENDER = 2.5
 # and fins 0.06-0.32; chosen per studio: docs/auto_skeleton.md#joint-budget).
 REACH = 1.0
 THIN = 1 / 3
+# Parts whose surfaces come this close (longest side = 1) touch: with `nearest_first`
+# they are joined heaviest first, before any part that hangs apart.
+TOUCH_GAP = 0.01
 
 
 def solid_parts(V, F, part, area, min_ratio: float = SOLID_RATIO):
@@ -228,7 +231,7 @@ def parts_by_mass(comp, mass) -> list:
 
 
 def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float,
-               inside_body=None, absorb: float = 1.0, boneless=None):
+               inside_body=None, absorb: float = 1.0, boneless=None, nearest_first: bool = False):
     """Make one connected graph out of the per-part skeleton graphs.
 
     Parameters
@@ -256,6 +259,11 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     boneless : (k,) bool, optional
         Per node, whether its part gets no bones unless it is the body (a ring:
         ring_parts; a rigid leaf part: rigid_leaf_parts).
+    nearest_first : bool
+        Join the parts touching those kept so far heaviest first, then the part whose
+        surface lies nearest to theirs (a segmented leg: thigh, shin, foot in turn),
+        instead of heaviest first throughout (a foot heavier than its shin would hang
+        from the other foot). docs/auto_skeleton.md#parts
 
     Returns
     -------
@@ -270,13 +278,47 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     adj = adjacency(n, edges)
     kept = list(np.flatnonzero(comp == order[0]))
     new_edges = [(a, b) for a, b in edge_list(adj) if comp[a] == order[0]]
-    for c in order[1:]:
+    gaps = _Gaps(node_points, comp, order[1:], kept) if nearest_first else None
+    remaining = list(order[1:])
+    while remaining:
+        c = gaps.next(remaining) if gaps else remaining[0]
+        remaining.remove(c)
         idx = np.flatnonzero(comp == c)
         if extent[idx[0]] < min_part or (boneless is not None and boneless[idx[0]]):
             continue                       # buttons, ribs, a fish's eyes: follow the nearest bone
+        before = len(kept)
         _attach_part(X, adj, radius, node_points, idx, kept, new_edges, min_branch=min_branch,
                      inside_body=inside_body, absorb=absorb)
+        if gaps:
+            gaps.add(kept[before:])
     return np.array(sorted(kept)), new_edges
+
+
+class _Gaps:
+    """Per part not yet joined, the shortest distance from its surface points to those
+    of the nodes kept so far (join_parts' nearest_first)."""
+
+    def __init__(self, node_points, comp, parts, kept):
+        self.node_points = node_points
+        self.points = {c: np.vstack([node_points[k] for k in np.flatnonzero(comp == c)]) for c in parts}
+        self.gap = dict.fromkeys(parts, np.inf)
+        self.add(kept)
+
+    def add(self, nodes):
+        """Count the newly kept `nodes` in the gaps."""
+        if len(nodes) == 0:
+            return
+        tree = cKDTree(np.vstack([self.node_points[k] for k in nodes]))
+        for c in self.gap:
+            self.gap[c] = min(self.gap[c], tree.query(self.points[c])[0].min())
+
+    def next(self, remaining):
+        """The part to join next: the first (heaviest) of `remaining` touching the kept
+        ones, else the nearest; ties to the heavier."""
+        touching = [c for c in remaining if self.gap[c] <= TOUCH_GAP]
+        choice = touching[0] if touching else min(remaining, key=lambda c: self.gap[c])
+        del self.gap[choice]
+        return choice
 
 
 def _attach_part(X, adj, radius, node_points, idx, kept, new_edges, *, min_branch, inside_body, absorb):
