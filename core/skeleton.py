@@ -175,8 +175,9 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
 
     def joints(lean):
         t = tree
-        if lean:           # no landmarks: rigid pieces at the ends follow the bone they sit on,
-            # and the parts are joined nearest first (docs/auto_skeleton.md#parts)
+        # no landmarks: rigid pieces at the ends follow the bone they sit on, and the parts
+        # are joined nearest first (docs/auto_skeleton.md#parts)
+        if lean:
             rigid = _rigid_leaves(V, parts, radius, opt["min_part"])
             if rigid.any() or len(parts.extent) > 1:
                 t = _rig_tree(X, radius, edges, members, parts._replace(boneless=parts.boneless | rigid),

@@ -281,7 +281,7 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     gaps = _Gaps(node_points, comp, order[1:], kept) if nearest_first else None
     remaining = list(order[1:])
     while remaining:
-        c = gaps.next(remaining) if gaps else remaining[0]
+        c = gaps.take_next(remaining) if gaps else remaining[0]
         remaining.remove(c)
         idx = np.flatnonzero(comp == c)
         if extent[idx[0]] < min_part or (boneless is not None and boneless[idx[0]]):
@@ -312,9 +312,9 @@ class _Gaps:
         for c in self.gap:
             self.gap[c] = min(self.gap[c], tree.query(self.points[c])[0].min())
 
-    def next(self, remaining):
-        """The part to join next: the first (heaviest) of `remaining` touching the kept
-        ones, else the nearest; ties to the heavier."""
+    def take_next(self, remaining):
+        """The part to join next, no longer tracked: the first (heaviest) of `remaining`
+        touching the kept ones, else the nearest; ties to the heavier."""
         touching = [c for c in remaining if self.gap[c] <= TOUCH_GAP]
         choice = touching[0] if touching else min(remaining, key=lambda c: self.gap[c])
         del self.gap[choice]
