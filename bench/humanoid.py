@@ -429,7 +429,7 @@ def report(results, cats) -> str:
     far = [r for r in results if cats[r["record"]] == "humanoid" and r["errors"]
            and max(_core_errors(r), default=0.0) > FAR]
     cue_rows = []
-    for marker in ("elbow", "wrist", "knee", "ankle", "chin", "hip"):
+    for marker in ("shoulder", "elbow", "wrist", "knee", "ankle", "chin", "hip"):
         counts = {}
         for r in results:
             for name, cue in r.get("cues", {}).items():

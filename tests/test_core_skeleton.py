@@ -10,7 +10,7 @@ from bonesmith.core.errors import InvalidMeshError
 from bonesmith.core.symmetry import is_mirror_symmetric, symmetry_frame
 from bonesmith.core.skeleton import Skeleton, extract_skeleton
 
-from conftest import humanoid_arrays, inside, is_one_tree, merge, voxel_mesh
+from conftest import humanoid_arrays, inside, is_one_tree, merge, tube, voxel_mesh
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
 DATA = Path(__file__).resolve().parent / "data"
@@ -774,6 +774,34 @@ def test_a_puffers_spikes_follow_its_body():
     assert len(sk) <= 8                                              # 43 with a bone in each spike
     ends = np.vstack([sk.joints, sk.tails])
     assert min(np.linalg.norm(ends - t, axis=1).min() for t in tips) > 0.2     # 0.02 with them
+
+
+def round_body_with_stick_arms(half_width, reach):
+    """A fruit or mascot: a round body `half_width` wide each way, stick arms from its
+    sides out to `reach`, round hands, stick legs and box feet."""
+    body = ellipsoid([0, 0, 1.0], [half_width, 0.4, 0.55], 5)
+    arms = [tube(np.linspace([s * (half_width - 0.05), 0, 1.05], [s * reach, 0, 1.05], 30), radius=0.03)
+            for s in (1, -1)]
+    hands = [ellipsoid([s * (reach + 0.06), 0, 1.05], [0.07, 0.05, 0.07], 3) for s in (1, -1)]
+    legs = [tube(np.linspace([s * 0.18, 0, 0.55], [s * 0.18, 0, 0.08], 20), radius=0.04) for s in (1, -1)]
+    feet = [box([s * 0.18, -0.05, 0.04], [0.12, 0.2, 0.08], 3) for s in (1, -1)]
+    return merge(body, *arms, *hands, *legs, *feet)
+
+
+@pytest.mark.parametrize("half_width, reach, cue", [(0.7, 1.1, "torso edge"), (0.45, 1.0, "proportion")])
+def test_stick_arms_hang_from_the_round_bodys_edge_and_bend_halfway_out(half_width, reach, cue):
+    """A shoulder proportion deep inside a round body is no socket: the arm leaves the torso
+    at its edge, and the elbow lies halfway from there to the wrist
+    (docs/auto_skeleton.md#landmark-cues). A body no wider than a human's keeps the
+    proportion."""
+    sk = extract_skeleton(*round_body_with_stick_arms(half_width, reach), naming="mixamo")
+    assert sk.info["humanoid"]
+    for side, sign in ((".L", 1.0), (".R", -1.0)):
+        assert sk.info["landmark_cues"]["shoulder" + side] == cue
+        shoulder, elbow, wrist = (np.asarray(sk.info["landmarks"][k + side]) for k in ("shoulder", "elbow", "wrist"))
+        assert abs(shoulder[0] - sign * half_width) < 0.07, shoulder     # 0.53 from the proportion
+        if cue == "torso edge":
+            assert abs(elbow[0] - (sign * half_width + wrist[0]) / 2) < 0.04, (elbow, wrist)
 
 
 def test_a_skeleton_of_separate_bones_is_a_humanoid_without_bones_in_its_ribs():

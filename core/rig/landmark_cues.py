@@ -10,7 +10,9 @@
 3. else a proportion of the limb's path (the artists' median).
 A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's end of that
 narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
-the proportion falls past that turn.
+the proportion falls past that turn. A shoulder socket (`shoulder`) lies where the arm
+leaves the torso when its proportion would lie deep inside the torso (a round body with
+stick arms).
 The narrowing of the section between thigh and calf was measured and left out: on the
 low-poly game characters' limbs, which taper evenly, the thinnest section is no joint
 (docs/auto_skeleton.md#landmark-cues).
@@ -23,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import sections
+from .polyline import length as path_length
 from .polyline import point_at
 
 STEP = 0.02               # sections this share of the path apart
@@ -38,6 +41,10 @@ FOREARM_BEFORE = 0.1      # ... and no narrower section within this share before
 WRIST_PLATEAU = 0.1       # sections at most this much wider than the narrowest are still the wrist
 ANKLE_TURN = 45.0         # the leg's path turns at least this much toward the toes at the ankle
 ANKLE_SEARCH = 0.45       # ... searched from this share of the hip -> toe tip path on
+TORSO_WIDER = 2.5         # a section of the arm path this many times the forearm's radius cuts the torso
+FOREARM = (0.5, 0.8)      # ... the forearm's radius: the median section over this share of the path
+TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the path
+SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this many forearm radii is no socket
 
 
 def middle_joint(V, F, parts, path, limb: str, proportion: float):
@@ -108,6 +115,26 @@ def wrist(V, F, parts, path, proportion: float):
            and radii[k + 1] <= (1 + WRIST_PLATEAU) * radii[best]):
         k += 1
     return found[k].centre, "narrowing"
+
+
+def shoulder(V, F, parts, path, proportion: float):
+    """(point (3,), cue name, fraction of the path) of the shoulder socket on the chest ->
+    hand tip path. Where the arm leaves the torso (past the last section at least
+    TORSO_WIDER as wide as the forearm, up to TORSO_SEARCH of the path) lies more than
+    SOCKET_DEPTH forearm radii beyond the proportion, the proportion is inside the body,
+    not at a socket (a round fruit's or a mascot's stick arms): the socket goes to where
+    the arm leaves the torso ("torso edge"). Else the proportion (a human's socket lies
+    about an arm's thickness inside the torso, within a few forearm radii of its edge)."""
+    fractions = np.arange(0.0, FOREARM[1] + 1e-9, STEP)
+    radii = np.array([s.radius for s in sections.along(V, F, parts, path, fractions)])
+    forearm = radii[(fractions >= FOREARM[0] - 1e-9) & np.isfinite(radii)]
+    torso = np.flatnonzero((radii > TORSO_WIDER * np.median(forearm)) & (fractions < TORSO_SEARCH)) \
+        if len(forearm) else []
+    if len(torso):
+        edge = fractions[torso[-1]] + STEP
+        if (edge - proportion) * path_length(path) > SOCKET_DEPTH * np.median(forearm):
+            return point_at(path, edge), "torso edge", float(edge)
+    return point_at(path, proportion), "proportion", float(proportion)
 
 
 def ankle(path, proportion: float):

@@ -18,8 +18,8 @@ import numpy as np
 
 from .. import fingers, landmark_cues, markers
 from ...mesh import surface_points, vertex_components
+from ..polyline import fraction_of, point_at
 from ..polyline import length as path_length
-from ..polyline import point_at
 from .recognition import DOWN, NECK_REACH, Humanoid
 
 # The pelvis, spine, neck and head lie this share of the body's depth behind its front:
@@ -140,21 +140,29 @@ def _depth_points(humanoid: Humanoid) -> np.ndarray:
 
 def _limb_joints(out, humanoid):
     """Knees and elbows by the strongest cue the limb shows (landmark_cues.middle_joint),
-    wrists at the narrowing before the hand (landmark_cues.wrist); humanoid.cues records
+    wrists at the narrowing before the hand (landmark_cues.wrist), shoulder sockets at the
+    torso's edge where their proportion lies deep inside it (landmark_cues.shoulder; the
+    elbow's proportion is then halfway from the socket to the wrist); humanoid.cues records
     which cue placed each."""
     fraction = {role: f for role, _, f in LANDMARKS}
-    _, parts = vertex_components(len(humanoid.vertices), humanoid.faces)
-    for role, limb in (("shin", "leg"), ("forearm", "arm")):
-        if limb == "leg" and humanoid.hidden_legs:
-            continue
+    V, F = humanoid.vertices, humanoid.faces
+    _, parts = vertex_components(len(V), F)
+    if not humanoid.hidden_legs:
         for side in (".L", ".R"):
-            out[role + side], humanoid.cues[role + side] = landmark_cues.middle_joint(
-                humanoid.vertices, humanoid.faces, parts, humanoid.paths[limb + side], limb, fraction[role])
+            out["shin" + side], humanoid.cues["shin" + side] = landmark_cues.middle_joint(
+                V, F, parts, humanoid.paths["leg" + side], "leg", fraction["shin"])
     for side in (".L", ".R"):
-        out["hand" + side], humanoid.cues["hand" + side] = landmark_cues.wrist(
-            humanoid.vertices, humanoid.faces, parts, humanoid.paths["arm" + side], fraction["hand"])
+        path = humanoid.paths["arm" + side]
+        out["hand" + side], humanoid.cues["hand" + side] = landmark_cues.wrist(V, F, parts, path, fraction["hand"])
+        out["upper_arm" + side], humanoid.cues["upper_arm" + side], socket = landmark_cues.shoulder(
+            V, F, parts, path, fraction["upper_arm"])
+        elbow = fraction["forearm"]
+        if humanoid.cues["upper_arm" + side] == "torso edge":
+            elbow = (socket + fraction_of(path, out["hand" + side])) / 2
+        out["forearm" + side], humanoid.cues["forearm" + side] = landmark_cues.middle_joint(
+            V, F, parts, path, "arm", elbow)
     if humanoid.symmetric:
-        for role in ("shin", "forearm", "hand"):
+        for role in ("shin", "upper_arm", "forearm", "hand"):
             _mirror_pair(out, humanoid.cues, role)
 
 
