@@ -126,9 +126,11 @@ def shoulder(V, F, parts, path, proportion: float):
     the arm leaves the torso ("torso edge"). Else the proportion (a human's socket lies
     about an arm's thickness inside the torso, within a few forearm radii of its edge)."""
     fractions = np.arange(0.0, FOREARM[1] + 1e-9, STEP)
-    radii = np.array([s.radius for s in sections.along(V, F, parts, path, fractions)])
+    found = sections.along(V, F, parts, path, fractions)
+    radii = np.array([s.radius for s in found])
+    around = np.array([s.around for s in found])      # a thigh beside a lowered arm is no torso
     forearm = radii[(fractions >= FOREARM[0] - 1e-9) & np.isfinite(radii)]
-    torso = np.flatnonzero((radii > TORSO_WIDER * np.median(forearm)) & (fractions < TORSO_SEARCH)) \
+    torso = np.flatnonzero((radii > TORSO_WIDER * np.median(forearm)) & around & (fractions < TORSO_SEARCH)) \
         if len(forearm) else []
     if len(torso):
         edge = fractions[torso[-1]] + STEP

@@ -26,6 +26,7 @@ class Section(NamedTuple):
     centre: np.ndarray   # (3,) the loop's centroid (the path point where no loop was found)
     radius: float        # sqrt(area / pi) of the loop; nan without one
     part: int            # the mesh part (vertex component) of the loop; -1 without one
+    around: bool = False  # the loop winds around the path (else it is the nearest one beside it)
 
 
 def along(V, F, parts, path, fractions) -> list:
@@ -80,7 +81,7 @@ def _section(V, E, face_edges, parts, p, t) -> Section:
     k, area = best
     members = np.unique(seg[loop[seg[:, 0]] == k])
     part = int(np.bincount(parts[a[members]]).argmax())
-    return Section(points[members].mean(axis=0), float(np.sqrt(abs(area) / np.pi)), part)
+    return Section(points[members].mean(axis=0), float(np.sqrt(abs(area) / np.pi)), part, not best_key[0])
 
 
 def _area_and_winding(xy, segments):
