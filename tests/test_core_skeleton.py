@@ -788,20 +788,69 @@ def round_body_with_stick_arms(half_width, reach):
     return merge(body, *arms, *hands, *legs, *feet)
 
 
-@pytest.mark.parametrize("half_width, reach, cue", [(0.7, 1.1, "torso edge"), (0.45, 1.0, "proportion")])
-def test_stick_arms_hang_from_the_round_bodys_edge_and_bend_halfway_out(half_width, reach, cue):
+@pytest.mark.parametrize("half_width, reach, edge", [(0.7, 1.1, True), (0.45, 1.0, False)])
+def test_stick_arms_hang_from_the_round_bodys_edge_and_bend_halfway_out(half_width, reach, edge):
     """A shoulder proportion deep inside a round body is no socket: the arm leaves the torso
     at its edge, and the elbow lies halfway from there to the wrist
-    (docs/auto_skeleton.md#landmark-cues). A body no wider than a human's keeps the
-    proportion."""
+    (docs/auto_skeleton.md#landmark-cues). A body no wider than a human's does not move
+    it there (its socket: the proportion, or the stick's inner end, a separate piece)."""
     sk = extract_skeleton(*round_body_with_stick_arms(half_width, reach), naming="mixamo")
     assert sk.info["humanoid"]
     for side, sign in ((".L", 1.0), (".R", -1.0)):
-        assert sk.info["landmark_cues"]["shoulder" + side] == cue
+        cue = sk.info["landmark_cues"]["shoulder" + side]
+        assert (cue == "torso edge") == edge, cue
         shoulder, elbow, wrist = (np.asarray(sk.info["landmarks"][k + side]) for k in ("shoulder", "elbow", "wrist"))
         assert abs(shoulder[0] - sign * half_width) < 0.07, shoulder     # 0.53 from the proportion
-        if cue == "torso edge":
+        if edge:
             assert abs(elbow[0] - (sign * half_width + wrist[0]) / 2) < 0.04, (elbow, wrist)
+
+
+def segment(a, b, radius, gap=0.012):
+    """An ellipsoid from joint a to joint b, `gap` short of each: one piece of a ragdoll."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    axis = (b - a) / np.linalg.norm(b - a)
+    V, F = ellipsoid([0, 0, 0], [radius, radius, np.linalg.norm(b - a) / 2 - gap], 4)
+    side = np.cross([0.0, 0.0, 1.0], axis)
+    if np.linalg.norm(side) < 1e-9:
+        side = np.array([1.0, 0.0, 0.0])
+    side /= np.linalg.norm(side)
+    turn = np.column_stack([side, np.cross(axis, side), axis])     # z onto the segment's axis
+    return V @ turn.T + (a + b) / 2, F
+
+
+def ragdoll(arms_down):
+    """A mannequin of one separate part per body segment (pelvis, chest, head, upper
+    arms, forearms, hands, thighs, shins, feet), its arms `arms_down` of the way from a
+    T-pose to hanging; (mesh, its left joints)."""
+    joints = {"hip": [0.1, 0, 0.95], "knee": [0.1, 0, 0.5], "ankle": [0.1, 0, 0.08], "toe": [0.1, -0.22, 0.03],
+              "shoulder": [0.2, 0, 1.45], "elbow": [0.48, 0, 1.45 - 0.28 * arms_down],
+              "wrist": [0.74, 0, 1.45 - 0.54 * arms_down], "hand": [0.92, 0, 1.45 - 0.7 * arms_down]}
+    J = {k: np.array(v, float) for k, v in joints.items()}
+    pieces = [ellipsoid([0, 0, 1.25], [0.2, 0.12, 0.25], 5), ellipsoid([0, 0, 0.95], [0.17, 0.11, 0.1], 4),
+              segment([0, 0, 1.6], [0, 0, 1.85], 0.12, 0.0)]
+    for flip in (np.array([1.0, 1, 1]), np.array([-1.0, 1, 1])):
+        for a, b, r in (("hip", "knee", 0.07), ("knee", "ankle", 0.055), ("ankle", "toe", 0.045),
+                        ("shoulder", "elbow", 0.05), ("elbow", "wrist", 0.04), ("wrist", "hand", 0.035)):
+            pieces.append(segment(J[a] * flip, J[b] * flip, r))
+    return merge(*pieces), J
+
+
+@pytest.mark.parametrize("arms_down", [0.0, 0.7])
+def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down):
+    """One separate part per body segment: the shin hangs from its own thigh across the
+    knee's gap (not from the other shin, whose node lay nearer: the body was no humanoid),
+    and its knees and elbows lie at the gaps (docs/auto_skeleton.md#parts); a hanging
+    hand's thigh beside the elbow's gap is no piece of the arm."""
+    (V, F), J = ragdoll(arms_down)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"]
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    found, cues = sk.info["landmarks"], sk.info["landmark_cues"]
+    assert cues["knee.L"] == cues["elbow.L"] == "gap"
+    for marker, most in (("hip", 0.015), ("knee", 0.015), ("shoulder", 0.015), ("elbow", 0.015),
+                         ("wrist", 0.015), ("ankle", 0.025)):
+        off = np.linalg.norm(np.asarray(found[marker + ".L"]) - J[marker]) / diagonal
+        assert off < most, (marker, found[marker + ".L"], J[marker])
 
 
 def test_a_skeleton_of_separate_bones_is_a_humanoid_without_bones_in_its_ribs():

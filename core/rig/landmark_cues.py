@@ -55,7 +55,7 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     found = sections.along(V, F, parts, path, fractions)
     centres = np.array([s.centre for s in found])
     radii = np.array([s.radius for s in found])
-    part = np.array([s.part for s in found])
+    part = np.array([s.part if s.around else -1 for s in found])   # a thigh beside a hanging arm is no piece of it
     window = (fractions >= lo) & (fractions <= hi)
     for cue, pick in (("bend", _bend), ("gap", _gap)):
         point = pick(fractions, centres, radii, part, window, proportion, V, parts)

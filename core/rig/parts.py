@@ -288,7 +288,7 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
             continue                       # buttons, ribs, a fish's eyes: follow the nearest bone
         before = len(kept)
         _attach_part(X, adj, radius, node_points, idx, kept, new_edges, min_branch=min_branch,
-                     inside_body=inside_body, absorb=absorb)
+                     inside_body=inside_body, absorb=absorb, comp=comp)
         if gaps:
             gaps.add(kept[before:])
     return np.array(sorted(kept)), new_edges
@@ -321,9 +321,11 @@ class _Gaps:
         return choice
 
 
-def _attach_part(X, adj, radius, node_points, idx, kept, new_edges, *, min_branch, inside_body, absorb):
-    """Join the part with nodes idx to the body (kept); appends to kept and new_edges."""
+def _attach_part(X, adj, radius, node_points, idx, kept, new_edges, *, min_branch, inside_body, absorb, comp):
+    """Join the part with nodes idx to the body (kept); appends to kept and new_edges.
+    comp: (k,) the part (graph component) of each node."""
     K = np.array(kept)
+    owner = np.repeat(K, [len(node_points[k]) for k in K])
     body = cKDTree(np.vstack([node_points[k] for k in K]))
     target, free = _absorbed(X, radius, idx, K, inside_body, absorb)
     if len(free) == 0:
@@ -342,7 +344,7 @@ def _attach_part(X, adj, radius, node_points, idx, kept, new_edges, *, min_branc
             continue
         kept.extend(piece.tolist())
         new_edges.extend((a, b) for a, b in sub if a in piece_set)
-        new_edges.append(_link(X, adj, piece, target, K))
+        new_edges.append(_link(X, adj, piece, target, K, _surface_gaps(body, owner, comp, node_points, piece), comp))
 
 
 def _absorbed(X, radius, idx, K, inside_body, absorb):
@@ -357,15 +359,38 @@ def _absorbed(X, radius, idx, K, inside_body, absorb):
     return dict(zip(idx[absorbed].tolist(), near[absorbed].tolist())), idx[~absorbed]
 
 
-def _link(X, adj, piece, target, K):
+def _surface_gaps(body, owner, comp, node_points, piece) -> dict:
+    """Per kept part (component), the shortest distance from the piece's surface points
+    to its own (`body`: a cKDTree of the kept nodes' points, `owner`: their nodes)."""
+    dist, nearest = body.query(np.vstack([node_points[k] for k in piece]))
+    gaps = {}
+    for d, c in zip(dist, comp[owner[nearest]]):
+        gaps[c] = min(gaps.get(c, np.inf), d)
+    return gaps
+
+
+def _link(X, adj, piece, target, K, gaps=None, comp=None):
     """The edge that hangs a piece off the body: the shortest of its edges into absorbed
-    nodes (redirected to their body node), else from its node nearest to a body node."""
+    nodes (redirected to their body node), else from its node nearest to a kept node. With
+    `gaps` (per kept part, its surface's distance from the piece's; `comp`: each node's
+    part), that node's part must meet the piece within TOUCH_GAP of the nearest part's
+    gap, else the nearest node of the nearest part is taken: a shin hangs from its own
+    thigh across the knee's gap, not from the other shin, whose node can lie nearer."""
     links = [(a, target[b]) for a in piece for b in adj[a] if b in target]
-    if not links:
-        dd = np.linalg.norm(X[piece, None] - X[None, K], axis=2)
-        p, q = np.unravel_index(dd.argmin(), dd.shape)
-        links = [(piece[p], K[q])]
-    return min(links, key=lambda l: np.linalg.norm(X[l[0]] - X[l[1]]))
+    if links:
+        return min(links, key=lambda l: np.linalg.norm(X[l[0]] - X[l[1]]))
+    link = _nearest_pair(X, piece, K)
+    if gaps:
+        nearest = min(gaps, key=gaps.get)
+        if gaps.get(comp[link[1]], np.inf) > gaps[nearest] + TOUCH_GAP:
+            link = _nearest_pair(X, piece, K[comp[K] == nearest])
+    return link
+
+
+def _nearest_pair(X, piece, K):
+    dd = np.linalg.norm(X[piece, None] - X[None, K], axis=2)
+    p, q = np.unravel_index(dd.argmin(), dd.shape)
+    return piece[p], K[q]
 
 
 

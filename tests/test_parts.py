@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Joining a character's separate parts (docs/auto_skeleton.md#parts), on hand-made node
+graphs: a separate piece hangs from the part whose surface it meets."""
+import numpy as np
+
+from bonesmith.core.rig.parts import join_parts
+
+
+def chain(x, tops_and_bottoms, nodes, radius=0.05):
+    """A vertical limb piece at x: its nodes, its edges (local) and per node the surface
+    points merged into it (a ring of 8 points every 0.01 of height, the piece's surface
+    from `top` down to `bottom`, each point owned by the nearest node)."""
+    top, bottom = tops_and_bottoms
+    X = np.array([[x, 0.0, z] for z in nodes])
+    heights = np.arange(bottom, top + 1e-9, 0.01)
+    angles = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+    points = np.array([[x + radius * np.cos(a), radius * np.sin(a), z] for z in heights for a in angles])
+    owner = np.abs(points[:, 2][:, None] - X[:, 2][None]).argmin(axis=1)
+    return X, [(k, k + 1) for k in range(len(nodes) - 1)], [points[owner == k] for k in range(len(nodes))]
+
+
+def test_a_shin_hangs_from_its_own_thigh_across_the_knee_not_from_the_nearer_node_of_the_other_shin():
+    """The left thigh's last node lies 0.17 above the left shin's first, the right shin's
+    node 0.16 beside it; the surfaces say where the shin meets the body: 0.024 from its
+    thigh, 0.06 from the other shin."""
+    pieces = [chain(0.0, (1.0, 0.8), [0.98, 0.9, 0.82], 0.12),                 # pelvis (the body)
+              chain(-0.1, (0.788, 0.512), [0.75, 0.65, 0.55]),               # right thigh
+              chain(0.1, (0.788, 0.512), [0.75, 0.62]),                      # left thigh, nodes end higher
+              chain(-0.08, (0.488, 0.1), [0.45, 0.3, 0.15]),                 # right shin
+              chain(0.08, (0.488, 0.1), [0.45, 0.3, 0.15])]                  # left shin
+    mass = [10.0, 3.0, 3.0, 2.0, 1.9]                                       # joined in this order
+    X, edges, points, weight, offset = [], [], [], [], 0
+    for (x, e, p), m in zip(pieces, mass):
+        X.append(x)
+        edges += [(a + offset, b + offset) for a, b in e]
+        points += p
+        weight += [m] * len(x)
+        offset += len(x)
+    X = np.vstack(X)
+    kept, links = join_parts(X, np.array(edges), np.full(len(X), 0.05), np.array(weight),
+                             np.full(len(X), 1.0), points, min_part=0.08, min_branch=0.05)
+    assert len(kept) == len(X)
+    left_shin, left_thigh = {11, 12, 13}, {6, 7}
+    hang = [(a, b) for a, b in links if (a in left_shin) != (b in left_shin)]
+    assert len(hang) == 1 and (set(hang[0]) - left_shin) <= left_thigh, hang     # before: the right shin's node
