@@ -5,7 +5,7 @@ A character is often several loose meshes (body, head, eyes, clothes, hair). The
 heaviest solid part is the body; small parts and rings get no bones, nor (on a character
 without a humanoid's landmarks) rigid pieces at the ends such as a fish's eyes or a
 puffer's spikes; parts overlapping the body are absorbed by it, the rest hang off the
-nearest body node. A convex part (a box) cannot bend: its graph is straightened onto its
+nearest node of the part whose surface they meet. A convex part (a box) cannot bend: its graph is straightened onto its
 axis first.
 """
 from __future__ import annotations
