@@ -51,6 +51,22 @@ def test_a_chibi_of_interpenetrating_boxes_is_a_humanoid_on_its_outline():
         assert sign * joints["hand_tip" + side][0] > 0.4
 
 
+def test_a_head_piece_sitting_on_the_body_piece_has_its_joint_where_they_meet():
+    """A toy whose head box sits on its body box (Kenney's minis are built so) has its head
+    joint where the two meet, whatever hangs over the body from the head: here hair down
+    the back to below the shoulders (docs/auto_skeleton.md#landmark-cues)."""
+    body = boxes(((-8, -2), (-3, 3), (0, 11)), ((2, 8), (-3, 3), (0, 11)),   # legs, into the body
+                 ((-8, 8), (-4, 4), (10, 20)),                               # body, up to z 0.40
+                 ((-24, -7), (-2, 2), (14, 18)), ((7, 24), (-2, 2), (14, 18)),   # arms, into the body
+                 ((-11, 11), (5, 9), (14, 38)))                              # hair down the back
+    # the head on the body, its corners off the body's grid (touching, not welded to it)
+    head = voxel_mesh(np.ones((22, 14, 18), dtype=bool), voxel=0.02, origin=(-0.22, -0.135, 0.40))
+    sk = extract_skeleton(*merge(body, head), naming="mixamo")
+    assert sk.info["humanoid"]
+    assert sk.info["landmark_cues"]["chin"] == "gap"
+    assert abs(sk.info["landmarks"]["chin"][2] - 0.40) < 0.01, sk.info["landmarks"]["chin"]
+
+
 def bunny():
     """A toy bunny 1.16 tall: legs 0.12 long and close together, a body up to half its
     height with arms straight out at its top, a head with two ears; every piece a

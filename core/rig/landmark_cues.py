@@ -12,7 +12,8 @@ A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's en
 narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
 the proportion falls past that turn. A shoulder socket (`shoulder`) lies where the arm
 leaves the torso when its proportion would lie deep inside the torso (a round body with
-stick arms).
+stick arms). A head modelled as its own piece on the torso's piece has its joint where
+the two meet (`head_piece`).
 The narrowing of the section between thigh and calf was measured and left out: on the
 low-poly game characters' limbs, which taper evenly, the thinnest section is no joint
 (docs/auto_skeleton.md#landmark-cues).
@@ -45,6 +46,7 @@ TORSO_WIDER = 2.5         # a section of the arm path this many times the forear
 FOREARM = (0.5, 0.8)      # ... the forearm's radius: the median section over this share of the path
 TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the path
 SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this many forearm radii is no socket
+HEAD_ON_TORSO = 0.005     # a head piece whose lowest point lies this share of the height from the torso piece's top sits on it
 
 
 def middle_joint(V, F, parts, path, limb: str, proportion: float):
@@ -137,6 +139,30 @@ def shoulder(V, F, parts, path, proportion: float):
         if (edge - proportion) * path_length(path) > SOCKET_DEPTH * np.median(forearm):
             return point_at(path, edge), "torso edge", float(edge)
     return point_at(path, proportion), "proportion", float(proportion)
+
+
+def head_piece(V, F, parts, path):
+    """The share of the chest -> head tip path at the base of a head modelled as a piece of
+    its own that sits on the torso's piece (the head's lowest point within HEAD_ON_TORSO of
+    the height of the torso's highest: a toy's or a chibi's head, whose artists put the
+    head joint there), or None. The torso's piece is the one the path's first section
+    winds around, the head's the nearest-fitting other piece the path's sections wind
+    around (a helmet or hair reaching down over the torso does not fit)."""
+    fractions = np.arange(0.0, 1.0 + 1e-9, 2 * STEP)
+    found = sections.along(V, F, parts, path, fractions)
+    if not found[0].around or found[0].part < 0:
+        return None
+    z = np.asarray(V)[:, 2]
+    top = z[parts == found[0].part].max()
+    gaps = {s.part: abs(z[parts == s.part].min() - top) for s in found[1:]
+            if s.around and s.part >= 0 and s.part != found[0].part}
+    fits = [p for p in gaps if gaps[p] <= HEAD_ON_TORSO * np.ptp(z)]
+    if not fits:
+        return None
+    base = (z[parts == min(fits, key=gaps.get)].min() + top) / 2
+    heights = np.array([point_at(path, f)[2] for f in np.linspace(0.0, 1.0, 201)])
+    above = np.flatnonzero(heights >= base)
+    return float(above[0] / 200) if len(above) and 0 < above[0] < 200 else None
 
 
 def ankle(path, proportion: float):

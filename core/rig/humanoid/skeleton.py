@@ -92,7 +92,9 @@ def standard_joints(humanoid: Humanoid) -> dict:
         out["neck"], out["head"], humanoid.cues["head"] = _neck_and_skull_base(
             humanoid.paths["head"], humanoid.vertices, humanoid.faces if humanoid.outline else None)
     if humanoid.vertices is not None and humanoid.faces is not None:
-        _limb_joints(out, humanoid)
+        _, parts = vertex_components(len(humanoid.vertices), humanoid.faces)
+        _head_on_torso(out, humanoid, parts)
+        _limb_joints(out, humanoid, parts)
     for side in (".L", ".R"):
         corner = landmark_cues.ankle(humanoid.paths["leg" + side], ANKLE_FRACTION)   # feet show below a hem too
         humanoid.cues["foot" + side] = "proportion" if corner is None else "turn"
@@ -138,7 +140,18 @@ def _depth_points(humanoid: Humanoid) -> np.ndarray:
     return surface_points(V, humanoid.faces, 0.5 * DEPTH_SLAB[0] * float(np.ptp(V[:, 2])))
 
 
-def _limb_joints(out, humanoid):
+def _head_on_torso(out, humanoid, parts):
+    """A head modelled as its own piece on the torso's piece: the head joint where the two
+    meet (landmark_cues.head_piece, cue "gap"), the neck at its LANDMARKS ratio below."""
+    path = humanoid.paths["head"]
+    at = landmark_cues.head_piece(humanoid.vertices, humanoid.faces, parts, path)
+    if at is not None:
+        fraction = dict((role, f) for role, _, f in LANDMARKS)
+        out["head"], out["neck"] = point_at(path, at), point_at(path, at * fraction["neck"] / fraction["head"])
+        humanoid.cues["head"] = "gap"
+
+
+def _limb_joints(out, humanoid, parts):
     """Knees and elbows by the strongest cue the limb shows (landmark_cues.middle_joint),
     wrists at the narrowing before the hand (landmark_cues.wrist), shoulder sockets at the
     torso's edge where their proportion lies deep inside it (landmark_cues.shoulder; the
@@ -146,7 +159,6 @@ def _limb_joints(out, humanoid):
     which cue placed each."""
     fraction = {role: f for role, _, f in LANDMARKS}
     V, F = humanoid.vertices, humanoid.faces
-    _, parts = vertex_components(len(V), F)
     if not humanoid.hidden_legs:
         for side in (".L", ".R"):
             out["shin" + side], humanoid.cues["shin" + side] = landmark_cues.middle_joint(
