@@ -838,9 +838,10 @@ def ragdoll(arms_down):
 @pytest.mark.parametrize("arms_down", [0.0, 0.7])
 def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down):
     """One separate part per body segment: the shin hangs from its own thigh across the
-    knee's gap (not from the other shin, whose node lay nearer: the body was no humanoid),
-    and its knees and elbows lie at the gaps (docs/auto_skeleton.md#parts); a hanging
-    hand's thigh beside the elbow's gap is no piece of the arm."""
+    knee's gap (not from the other shin, whose node can lie nearer: rigged so, a ragdoll
+    is no humanoid; tests/test_parts.py), and its knees and elbows lie at the gaps
+    (docs/auto_skeleton.md#parts); a hanging hand's thigh beside the elbow's gap is no
+    piece of the arm (before, that elbow was 12.8 % of the diagonal off)."""
     (V, F), J = ragdoll(arms_down)
     sk = extract_skeleton(V, F, naming="mixamo")
     assert sk.info["humanoid"]
