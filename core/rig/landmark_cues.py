@@ -132,13 +132,14 @@ def shoulder(V, F, parts, path, proportion: float):
     radii = np.array([s.radius for s in found])
     around = np.array([s.around for s in found])      # a thigh beside a lowered arm is no torso
     forearm = radii[(fractions >= FOREARM[0] - 1e-9) & np.isfinite(radii)]
-    torso = np.flatnonzero((radii > TORSO_WIDER * np.median(forearm)) & around & (fractions < TORSO_SEARCH)) \
-        if len(forearm) else []
-    if len(torso):
-        edge = fractions[torso[-1]] + STEP
-        if (edge - proportion) * path_length(path) > SOCKET_DEPTH * np.median(forearm):
-            return point_at(path, edge), "torso edge", float(edge)
-    return point_at(path, proportion), "proportion", float(proportion)
+    at, cue = proportion, "proportion"
+    if len(forearm):
+        forearm = np.median(forearm)
+        torso = np.flatnonzero((radii > TORSO_WIDER * forearm) & around & (fractions < TORSO_SEARCH))
+        edge = fractions[torso[-1]] + STEP if len(torso) else 0.0
+        if (edge - proportion) * path_length(path) > SOCKET_DEPTH * forearm:
+            at, cue = edge, "torso edge"
+    return point_at(path, at), cue, float(at)
 
 
 def head_piece(V, F, parts, path):

@@ -5,8 +5,8 @@ A character is often several loose meshes (body, head, eyes, clothes, hair). The
 heaviest solid part is the body; small parts and rings get no bones, nor (on a character
 without a humanoid's landmarks) rigid pieces at the ends such as a fish's eyes or a
 puffer's spikes; parts overlapping the body are absorbed by it, the rest hang off the
-nearest node of the part whose surface they meet. A convex part (a box) cannot bend: its graph is straightened onto its
-axis first.
+nearest node of the part whose surface they meet. A convex part (a box) cannot bend: its
+graph is straightened onto its axis first.
 """
 from __future__ import annotations
 
@@ -325,11 +325,11 @@ def _attach_part(X, adj, radius, node_points, idx, kept, new_edges, *, min_branc
     """Join the part with nodes idx to the body (kept); appends to kept and new_edges.
     comp: (k,) the part (graph component) of each node."""
     K = np.array(kept)
-    owner = np.repeat(K, [len(node_points[k]) for k in K])
     body = cKDTree(np.vstack([node_points[k] for k in K]))
     target, free = _absorbed(X, radius, idx, K, inside_body, absorb)
     if len(free) == 0:
         return                             # a shell around the body (clothes, helmet)
+    owner = np.repeat(K, [len(node_points[k]) for k in K])      # of each of body's points
     sub = [(a, b) for a in free for b in adj[a] if b in set(free.tolist()) and a < b]
     local = {v: k for k, v in enumerate(free.tolist())}
     labels = node_components(len(free), [(local[a], local[b]) for a, b in sub])
@@ -369,21 +369,20 @@ def _surface_gaps(body, owner, comp, node_points, piece) -> dict:
     return gaps
 
 
-def _link(X, adj, piece, target, K, gaps=None, comp=None):
+def _link(X, adj, piece, target, K, gaps, comp):
     """The edge that hangs a piece off the body: the shortest of its edges into absorbed
-    nodes (redirected to their body node), else from its node nearest to a kept node. With
-    `gaps` (per kept part, its surface's distance from the piece's; `comp`: each node's
-    part), that node's part must meet the piece within TOUCH_GAP of the nearest part's
-    gap, else the nearest node of the nearest part is taken: a shin hangs from its own
-    thigh across the knee's gap, not from the other shin, whose node can lie nearer."""
+    nodes (redirected to their body node), else from its node nearest to a kept node,
+    whose part must meet the piece within TOUCH_GAP of the nearest part's gap (`gaps`: per
+    kept part, its surface's distance from the piece's; `comp`: each node's part), else
+    the nearest node of the nearest part: a shin hangs from its own thigh across the
+    knee's gap, not from the other shin, whose node can lie nearer."""
     links = [(a, target[b]) for a in piece for b in adj[a] if b in target]
     if links:
         return min(links, key=lambda l: np.linalg.norm(X[l[0]] - X[l[1]]))
     link = _nearest_pair(X, piece, K)
-    if gaps:
-        nearest = min(gaps, key=gaps.get)
-        if gaps.get(comp[link[1]], np.inf) > gaps[nearest] + TOUCH_GAP:
-            link = _nearest_pair(X, piece, K[comp[K] == nearest])
+    nearest = min(gaps, key=gaps.get)
+    if gaps.get(comp[link[1]], np.inf) > gaps[nearest] + TOUCH_GAP:
+        link = _nearest_pair(X, piece, K[comp[K] == nearest])
     return link
 
 

@@ -59,7 +59,8 @@ LANDMARKS = (
     ("hand", "arm", 0.78),
     ("thigh", "leg", 0.02), ("shin", "leg", 0.37), ("foot", "leg", 0.80), ("toe", "leg", 0.93),
 )
-ANKLE_FRACTION = dict((role, f) for role, _, f in LANDMARKS)["foot"]
+FRACTION = {role: f for role, _, f in LANDMARKS}
+ANKLE_FRACTION = FRACTION["foot"]
 # The standard hierarchy: role -> parent role ("hips" is the root). Sides: ".L", ".R".
 PARENTS = {
     "spine": "hips", "spine1": "spine", "spine2": "spine1", "neck": "spine2", "head": "neck",
@@ -88,12 +89,12 @@ def standard_joints(humanoid: Humanoid) -> dict:
     for role, path, fraction in LANDMARKS:
         for side in ((".L", ".R") if path in ("arm", "leg") else ("",)):
             out[role + side] = point_at(humanoid.paths[path + side], fraction)
-    if humanoid.vertices is not None:
+    meshed = humanoid.vertices is not None and humanoid.faces is not None
+    parts = vertex_components(len(humanoid.vertices), humanoid.faces)[1] if meshed else None
+    if humanoid.vertices is not None and not (meshed and _head_on_torso(out, humanoid, parts)):
         out["neck"], out["head"], humanoid.cues["head"] = _neck_and_skull_base(
             humanoid.paths["head"], humanoid.vertices, humanoid.faces if humanoid.outline else None)
-    if humanoid.vertices is not None and humanoid.faces is not None:
-        _, parts = vertex_components(len(humanoid.vertices), humanoid.faces)
-        _head_on_torso(out, humanoid, parts)
+    if meshed:
         _limb_joints(out, humanoid, parts)
     for side in (".L", ".R"):
         corner = landmark_cues.ankle(humanoid.paths["leg" + side], ANKLE_FRACTION)   # feet show below a hem too
@@ -140,15 +141,21 @@ def _depth_points(humanoid: Humanoid) -> np.ndarray:
     return surface_points(V, humanoid.faces, 0.5 * DEPTH_SLAB[0] * float(np.ptp(V[:, 2])))
 
 
-def _head_on_torso(out, humanoid, parts):
-    """A head modelled as its own piece on the torso's piece: the head joint where the two
-    meet (landmark_cues.head_piece, cue "gap"), the neck at its LANDMARKS ratio below."""
+def _head_on_torso(out, humanoid, parts) -> bool:
+    """Whether the head is modelled as its own piece on the torso's piece; then its joint
+    lies where the two meet (landmark_cues.head_piece, cue "gap"), the neck at its LANDMARKS
+    ratio below."""
     path = humanoid.paths["head"]
     at = landmark_cues.head_piece(humanoid.vertices, humanoid.faces, parts, path)
-    if at is not None:
-        fraction = dict((role, f) for role, _, f in LANDMARKS)
-        out["head"], out["neck"] = point_at(path, at), point_at(path, at * fraction["neck"] / fraction["head"])
-        humanoid.cues["head"] = "gap"
+    if at is None:
+        return False
+    out["neck"], out["head"], humanoid.cues["head"] = _neck_below(path, at), point_at(path, at), "gap"
+    return True
+
+
+def _neck_below(path, head: float):
+    """The neck on the chest -> head path at its LANDMARKS ratio of the head's share."""
+    return point_at(path, head * FRACTION["neck"] / FRACTION["head"])
 
 
 def _limb_joints(out, humanoid, parts):
@@ -157,18 +164,17 @@ def _limb_joints(out, humanoid, parts):
     torso's edge where their proportion lies deep inside it (landmark_cues.shoulder; the
     elbow's proportion is then halfway from the socket to the wrist); humanoid.cues records
     which cue placed each."""
-    fraction = {role: f for role, _, f in LANDMARKS}
     V, F = humanoid.vertices, humanoid.faces
     if not humanoid.hidden_legs:
         for side in (".L", ".R"):
             out["shin" + side], humanoid.cues["shin" + side] = landmark_cues.middle_joint(
-                V, F, parts, humanoid.paths["leg" + side], "leg", fraction["shin"])
+                V, F, parts, humanoid.paths["leg" + side], "leg", FRACTION["shin"])
     for side in (".L", ".R"):
         path = humanoid.paths["arm" + side]
-        out["hand" + side], humanoid.cues["hand" + side] = landmark_cues.wrist(V, F, parts, path, fraction["hand"])
+        out["hand" + side], humanoid.cues["hand" + side] = landmark_cues.wrist(V, F, parts, path, FRACTION["hand"])
         out["upper_arm" + side], humanoid.cues["upper_arm" + side], socket = landmark_cues.shoulder(
-            V, F, parts, path, fraction["upper_arm"])
-        elbow = fraction["forearm"]
+            V, F, parts, path, FRACTION["upper_arm"])
+        elbow = FRACTION["forearm"]
         if humanoid.cues["upper_arm" + side] == "torso edge":
             elbow = (socket + fraction_of(path, out["hand" + side])) / 2
         out["forearm" + side], humanoid.cues["forearm" + side] = landmark_cues.middle_joint(
@@ -197,7 +203,6 @@ def _neck_and_skull_base(path, V, faces=None):
     the faces of a body read off its outline (a chibi's or a toy's head sits on its
     shoulders; outline.py): the head joint at the head's base (_head_base, cue "head
     base"); else at the LANDMARKS fractions (cue "proportion")."""
-    fraction = dict((role, f) for role, _, f in LANDMARKS)
     height = float(np.ptp(V[:, 2]))
     length = path_length(path)
     fractions = np.arange(NECK_SEARCH[0], NECK_SEARCH[1] + 1e-9, 0.02)
@@ -213,9 +218,9 @@ def _neck_and_skull_base(path, V, faces=None):
     elif faces is not None and length > 0:
         at, cue = _head_base(path, V, faces, height), "head base"
     else:
-        return point_at(path, fraction["neck"]), point_at(path, fraction["head"]), "proportion"
+        return point_at(path, FRACTION["neck"]), point_at(path, FRACTION["head"]), "proportion"
     head = min(at + SKULL_ABOVE_NECK * height / length, 0.95)
-    return point_at(path, head * fraction["neck"] / fraction["head"]), point_at(path, head), cue
+    return _neck_below(path, head), point_at(path, head), cue
 
 
 def _section_widths(path, fractions, P, height, depth: bool = False):
