@@ -27,6 +27,12 @@ crotch (the surface straight below Bonesmith's pelvis joint), in shares of the h
 per family (median, range): the conventions the hip landmark is scored against
 (docs/auto_skeleton.md#hip-conventions). Records up +Z whose thighs the rig names.
 
+--ankle-heights: how high above the sole each artist puts the ankle joints (the feet's
+heads) and how high Bonesmith puts them, in shares of the height (the surface straight
+below each joint), per family (median, range): the conventions the ankle landmark is
+scored against (docs/auto_skeleton.md#ankle-conventions). Records up +Z whose feet the
+rig names.
+
 --calibrate-fingers: the artists' digit joints as signed fractions of Bonesmith's digit
 centre lines (core/rig/fingers.py's JOINTS; negative: into the palm), each artist digit's
 last joints against ours from the tip back, median per family (mpfb_, quatU_ men, quatU_
@@ -294,6 +300,37 @@ def hip_height(path: Path):
     return family(path.stem), (float(np.mean([p[2] for p in thighs])) - below) / height
 
 
+SOLE_REACH = 0.05     # share of the height: the sole under a joint is the lowest surface this near
+
+
+def ankle_height(path: Path):
+    """(family, artist ankle above its sole / height, Bonesmith's ankle above its sole /
+    height) or None (ankle_heights); each the mean over the sides both name. The sole is
+    the lowest vertex within SOLE_REACH (horizontally) of the joint."""
+    from bonesmith.core.skeleton import extract_skeleton
+
+    with np.load(path, allow_pickle=False) as d:
+        rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
+    sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
+    theirs = artist_landmarks(rec["joint_names"], rec["joints"])
+    if not sk.info["humanoid"] or "up +Z" not in sk.facing_text:
+        return None
+    mine = {role: sk.joints[k] for k, role in enumerate(sk.info["roles"])}
+    vertices, faces = welded(rec["verts"], rec["faces"])
+    height = float(np.ptp(vertices[:, 2]))
+    found = {"theirs": [], "mine": []}
+    for side in ("foot.L", "foot.R"):
+        if side not in theirs or side not in mine:
+            continue
+        for who, p in (("theirs", theirs[side]), ("mine", mine[side])):
+            under = np.linalg.norm(vertices[:, :2] - np.asarray(p)[:2], axis=1) < SOLE_REACH * height
+            if under.any():
+                found[who].append((p[2] - vertices[under, 2].min()) / height)
+    if not found["theirs"] or not found["mine"]:
+        return None
+    return family(path.stem), float(np.mean(found["theirs"])), float(np.mean(found["mine"]))
+
+
 def family(name: str) -> str:
     """Benchmark family of a record: mpfb_, zad_, quat_ classics vs others, quatU_ men ... (the
     finger calibration's families: mpfb_, quatU_ men, quatU_ women)."""
@@ -341,6 +378,7 @@ def main(argv=None) -> int:
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--calibrate-fingers", action="store_true")
     ap.add_argument("--hip-heights", action="store_true")
+    ap.add_argument("--ankle-heights", action="store_true")
     ap.add_argument("--arms-down", type=float, default=None, metavar="DEG",
                     help="lower each character's arms with its artist's rig until they hang DEG degrees "
                          "below the horizontal (an A-pose; bench/repose.py) before rigging it")
@@ -373,6 +411,17 @@ def main(argv=None) -> int:
                 per.setdefault(fam, []).append(offset)
             print(markdown_table(["family", "n", "artist hip - crotch (median)", "min", "max"],
                                  [[fam, len(v), f"{np.median(v):+.3f}", f"{min(v):+.3f}", f"{max(v):+.3f}"]
+                                  for fam, v in sorted(per.items())]))
+            return 0
+        if args.ankle_heights:
+            per = {}
+            humans = [p for p in paths if cats[p.stem] == "humanoid"]
+            for fam, theirs, mine in filter(None, pool.map(ankle_height, humans)):
+                per.setdefault(fam, []).append((theirs, mine))
+            print(markdown_table(["family", "n", "artist ankle above the sole (median)", "min", "max",
+                                  "Bonesmith's (median)"],
+                                 [[fam, len(v), f"{np.median([t for t, _ in v]):.3f}", f"{min(t for t, _ in v):.3f}",
+                                   f"{max(t for t, _ in v):.3f}", f"{np.median([m for _, m in v]):.3f}"]
                                   for fam, v in sorted(per.items())]))
             return 0
         if args.calibrate:
