@@ -28,10 +28,10 @@ per family (median, range): the conventions the hip landmark is scored against
 (docs/auto_skeleton.md#hip-conventions). Records up +Z whose thighs the rig names.
 
 --ankle-heights: how high above the sole each artist puts the ankle joints (the feet's
-heads) and how high Bonesmith puts them, in shares of the height (the surface straight
-below each joint), per family (median, range): the conventions the ankle landmark is
-scored against (docs/auto_skeleton.md#ankle-conventions). Records up +Z whose feet the
-rig names.
+heads) and how high Bonesmith puts them, in shares of the height (the sole: the lowest
+surface within SOLE_REACH sideways of the joint), per family (median, range): what the
+ankle's cap is measured against (docs/auto_skeleton.md#ankles-over-the-sole). Records up
++Z whose feet the rig names.
 
 --calibrate-fingers: the artists' digit joints as signed fractions of Bonesmith's digit
 centre lines (core/rig/fingers.py's JOINTS; negative: into the palm), each artist digit's

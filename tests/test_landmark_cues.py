@@ -89,6 +89,21 @@ def test_the_ankle_is_where_the_leg_turns_to_the_toes_when_the_proportion_falls_
     assert landmark_cues.ankle(np.array([[0.1, 0.0, hip_z], [0.1, 0.0, 0.0]]), 0.80) is None
 
 
+def test_an_ankle_high_on_a_short_leg_in_a_big_boot_goes_down_to_the_foots_height():
+    """A short leg in a boot 0.4 long: the ankle is at most a third of the foot's length
+    above the sole (ANKLE_OVER_SOLE), down the leg's own path; an ankle already that low
+    stays."""
+    path = np.array([[0.1, 0.0, 0.5], [0.1, 0.0, 0.1], [0.1, -0.3, 0.1]])
+    leg = tube(line(path[0], path[1]))
+    boot = tube(line([0.1, 0.1, 0.1], [0.1, -0.3, 0.1]), radius=0.1)
+    V, _ = merge(leg, boot)
+    top = landmark_cues.ANKLE_OVER_SOLE * 0.4
+    found = landmark_cues.ankle_over_sole(V, path, np.array([0.1, 0.0, 0.35]), 0.93)
+    np.testing.assert_allclose(found, [0.1, 0.0, top], atol=0.012)
+    assert found[2] <= top
+    assert landmark_cues.ankle_over_sole(V, path, np.array([0.1, 0.0, 0.12]), 0.93) is None
+
+
 CHEST, HAND_TIP = np.array([0.0, 0.0, 1.4]), np.array([0.7, 0.0, 1.4])
 
 

@@ -10,7 +10,8 @@
 3. else a proportion of the limb's path (the artists' median).
 A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's end of that
 narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
-the proportion falls past that turn. A shoulder socket (`shoulder`) lies where the arm
+the proportion falls past that turn, and no higher above the sole than a third of the
+foot's length (`ankle_over_sole`). A shoulder socket (`shoulder`) lies where the arm
 leaves the torso when its proportion would lie deep inside the torso (a round body with
 stick arms). A head modelled as its own piece on the torso's piece has its joint where
 the two meet (`head_piece`).
@@ -26,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import sections
+from .polyline import fraction_of, point_at
 from .polyline import length as path_length
-from .polyline import point_at
 
 STEP = 0.02               # sections this share of the path apart
 BEND_DEGREES = 25.0       # the two segments' lines meet at least this angle: a bend
@@ -42,6 +43,9 @@ FOREARM_BEFORE = 0.1      # ... and no narrower section within this share before
 WRIST_PLATEAU = 0.1       # sections at most this much wider than the narrowest are still the wrist
 ANKLE_TURN = 45.0         # the leg's path turns at least this much toward the toes at the ankle
 ANKLE_SEARCH = 0.45       # ... searched from this share of the hip -> toe tip path on
+ANKLE_OVER_SOLE = 0.35    # an ankle lies at most this many foot lengths above the sole
+FOOT_REACH = 0.06         # the foot: vertices within this share of the height sideways of the toe tip
+SOLE_BAND = 0.04          # ... and this share of the height above the lowest of them (the sole)
 TORSO_WIDER = 2.5         # a section of the arm path this many times the forearm's radius cuts the torso
 FOREARM = (0.5, 0.8)      # ... the forearm's radius: the median section over this share of the path
 TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the path
@@ -181,6 +185,31 @@ def ankle(path, proportion: float):
     _, k, da, db = min(fits, key=lambda f: f[0])
     angle = np.degrees(np.arccos(np.clip(abs(da @ db), 0.0, 1.0)))
     return P[k] if angle >= ANKLE_TURN and fractions[k] < proportion else None
+
+
+def ankle_over_sole(V, path, ankle, before: float):
+    """The ankle moved down the hip -> toe tip path to ANKLE_OVER_SOLE of the foot's length
+    above the sole, or None where it lies no higher (upright frame: +Z up, facing along
+    Y). The anatomical ankle sits about a quarter of the foot's length above the sole
+    (the studios' artists: 0.1-0.4); the leg's proportion lies higher on a short leg in a
+    big boot. The foot is the welded surface within FOOT_REACH of the height sideways of
+    the toe tip and SOLE_BAND above its lowest point; its length, its extent along Y. The
+    lowered ankle must stay before `before` (the toe's share of the path)."""
+    V = np.asarray(V, dtype=np.float64)
+    path = np.asarray(path, dtype=np.float64)
+    height = float(np.ptp(V[:, 2]))
+    beside = np.abs(V[:, 0] - path[-1, 0]) < FOOT_REACH * height
+    if not beside.any():
+        return None
+    sole = V[beside, 2].min()
+    foot = beside & (V[:, 2] < sole + SOLE_BAND * height)
+    top = sole + ANKLE_OVER_SOLE * float(np.ptp(V[foot, 1]))
+    if foot.sum() < 3 or ankle[2] <= top:
+        return None
+    fractions = np.linspace(fraction_of(path, ankle), before, 64)
+    points = np.array([point_at(path, f) for f in fractions])
+    low = np.flatnonzero(points[:, 2] <= top)
+    return points[low[0]] if len(low) else None
 
 
 def _line(points):

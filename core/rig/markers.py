@@ -70,7 +70,7 @@ def _split(name: str) -> tuple:
 
 def cues(humanoid) -> dict:
     """marker name -> what placed that landmark: "marker", a cue of landmark_cues
-    (knees, elbows: "bend", "gap"; wrists: "narrowing"; ankles: "turn"), the hips' ("leg
+    (knees, elbows: "bend", "gap"; wrists: "narrowing"; ankles: "turn", "sole"), the hips' ("leg
     axis", "crotch"), the chin's ("narrowing", "head base"), else "proportion"."""
     placed = with_mirrors(humanoid.markers or {}, humanoid.symmetric)
     out = {}

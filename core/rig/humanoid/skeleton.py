@@ -101,6 +101,10 @@ def standard_joints(humanoid: Humanoid) -> dict:
         humanoid.cues["foot" + side] = "proportion" if corner is None else "turn"
         if corner is not None:
             out["foot" + side] = corner
+        low = (landmark_cues.ankle_over_sole(humanoid.vertices, humanoid.paths["leg" + side], out["foot" + side],
+                                             FRACTION["toe"]) if meshed else None)
+        if low is not None:
+            out["foot" + side], humanoid.cues["foot" + side] = low, "sole"
         humanoid.cues["thigh" + side] = ("proportion" if humanoid.hidden_legs else
                                          "crotch" if humanoid.hips_at_crotch else "leg axis")
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
