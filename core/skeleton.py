@@ -120,7 +120,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     rig.markers.NAMES): a humanoid's standard joints there, the rest derived around them
     (docs/auto_skeleton.md#markers); info["landmarks"] gives every landmark's position
     (caller's frame) for a humanoid and info["landmark_cues"] what placed each ("bend",
-    "narrowing", "gap", "proportion", "marker"; docs/auto_skeleton.md#landmark-cues), info["markers_ignored"] is True when markers were
+    "narrowing", "gap", "turn", "sole", "proportion", "marker" ...;
+    docs/auto_skeleton.md#landmark-cues), info["markers_ignored"] is True when markers were
     given for a character not recognised as one.
     options: override DEFAULTS, or contraction options (wl0, max_iterations...).
     Raises InvalidMeshError on input that cannot be rigged (also a mesh holding several
