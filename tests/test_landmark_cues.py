@@ -89,19 +89,31 @@ def test_the_ankle_is_where_the_leg_turns_to_the_toes_when_the_proportion_falls_
     assert landmark_cues.ankle(np.array([[0.1, 0.0, hip_z], [0.1, 0.0, 0.0]]), 0.80) is None
 
 
-def test_an_ankle_high_on_a_short_leg_in_a_big_boot_goes_down_to_the_foots_height():
-    """A short leg in a boot 0.4 long: the ankle is at most a third of the foot's length
-    above the sole (ANKLE_OVER_SOLE), down the leg's own path; an ankle already that low
-    stays."""
+def boot():
+    """(vertices, hip -> toe tip path) of a short leg in a boot 0.4 long (heel at y 0.1)."""
     path = np.array([[0.1, 0.0, 0.5], [0.1, 0.0, 0.1], [0.1, -0.3, 0.1]])
-    leg = tube(line(path[0], path[1]))
-    boot = tube(line([0.1, 0.1, 0.1], [0.1, -0.3, 0.1]), radius=0.1)
-    V, _ = merge(leg, boot)
+    V, _ = merge(tube(line(path[0], path[1])), tube(line([0.1, 0.1, 0.1], [0.1, -0.3, 0.1]), radius=0.1))
+    return V, path
+
+
+def test_an_ankle_high_on_a_short_leg_in_a_big_boot_goes_down_to_the_foots_height():
+    """The ankle is at most a third of the foot's length above the sole (ANKLE_OVER_SOLE),
+    down the leg's own path; an ankle already that low stays."""
+    V, path = boot()
     top = landmark_cues.ANKLE_OVER_SOLE * 0.4
     found = landmark_cues.ankle_over_sole(V, path, np.array([0.1, 0.0, 0.35]), 0.93)
     np.testing.assert_allclose(found, [0.1, 0.0, top], atol=0.012)
     assert found[2] <= top
     assert landmark_cues.ankle_over_sole(V, path, np.array([0.1, 0.0, 0.12]), 0.93) is None
+
+
+def test_the_ankle_sits_a_little_behind_the_legs_path_toward_the_heel():
+    """The path turns into the foot's middle below the ankle: the joint goes ANKLE_BACK of
+    the foot's length toward the heel (+Y for a body facing -Y); no foot, no move."""
+    V, path = boot()
+    moved = landmark_cues.ankle_back(V, path, np.array([0.1, 0.0, 0.14]))
+    np.testing.assert_allclose(moved, [0.1, landmark_cues.ANKLE_BACK * 0.4, 0.14], atol=1e-6)
+    assert landmark_cues.ankle_back(V + [1.0, 0.0, 0.0], path, np.array([0.1, 0.0, 0.14])) is None
 
 
 CHEST, HAND_TIP = np.array([0.0, 0.0, 1.4]), np.array([0.7, 0.0, 1.4])

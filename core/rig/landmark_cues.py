@@ -10,8 +10,9 @@
 3. else a proportion of the limb's path (the artists' median).
 A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's end of that
 narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
-the proportion falls past that turn, and no higher above the sole than a third of the
-foot's length (`ankle_over_sole`). A shoulder socket (`shoulder`) lies where the arm
+the proportion falls past that turn, no higher above the sole than a third of the
+foot's length (`ankle_over_sole`), and a little behind the path, toward the heel
+(`ankle_back`). A shoulder socket (`shoulder`) lies where the arm
 leaves the torso when its proportion would lie deep inside the torso (a round body with
 stick arms). A head modelled as its own piece on the torso's piece has its joint where
 the two meet (`head_piece`).
@@ -46,6 +47,7 @@ ANKLE_SEARCH = 0.45       # ... searched from this share of the hip -> toe tip p
 ANKLE_OVER_SOLE = 0.35    # an ankle lies at most this many foot lengths above the sole
 FOOT_REACH = 0.06         # the foot: vertices within this share of the height sideways of the toe tip
 SOLE_BAND = 0.04          # ... and this share of the height above the lowest of them (the sole)
+ANKLE_BACK = 0.07         # the ankle lies this many foot lengths behind the leg's path
 TORSO_WIDER = 2.5         # a section of the arm path this many times the forearm's radius cuts the torso
 FOREARM = (0.5, 0.8)      # ... the forearm's radius: the median section over this share of the path
 TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the path
@@ -187,29 +189,50 @@ def ankle(path, proportion: float):
     return P[k] if angle >= ANKLE_TURN and fractions[k] < proportion else None
 
 
-def ankle_over_sole(V, path, ankle, before: float):
-    """The ankle moved down the hip -> toe tip path to ANKLE_OVER_SOLE of the foot's length
-    above the sole, or None where it lies no higher (upright frame: +Z up, facing along
-    Y). The anatomical ankle sits about a quarter of the foot's length above the sole
-    (the studios' artists: 0.1-0.4); the leg's proportion lies higher on a short leg in a
-    big boot. The foot is the welded surface within FOOT_REACH of the height sideways of
-    the toe tip and SOLE_BAND above its lowest point; its length, its extent along Y. The
-    lowered ankle must stay before `before` (the toe's share of the path)."""
+def foot(V, path):
+    """(sole height, heel's Y, length) of the foot at the end of a hip -> toe tip path, or
+    None (upright frame: +Z up, facing -Y): the welded surface within FOOT_REACH of the
+    height sideways of the toe tip and SOLE_BAND above its lowest point; its length is
+    its extent along Y, its heel its back end (+Y)."""
     V = np.asarray(V, dtype=np.float64)
-    path = np.asarray(path, dtype=np.float64)
     height = float(np.ptp(V[:, 2]))
-    beside = np.abs(V[:, 0] - path[-1, 0]) < FOOT_REACH * height
+    beside = np.abs(V[:, 0] - np.asarray(path)[-1, 0]) < FOOT_REACH * height
     if not beside.any():
         return None
     sole = V[beside, 2].min()
-    foot = beside & (V[:, 2] < sole + SOLE_BAND * height)
-    top = sole + ANKLE_OVER_SOLE * float(np.ptp(V[foot, 1]))
-    if foot.sum() < 3 or ankle[2] <= top:
+    ys = V[beside & (V[:, 2] < sole + SOLE_BAND * height), 1]
+    return (float(sole), float(ys.max()), float(np.ptp(ys))) if len(ys) >= 3 and np.ptp(ys) > 0 else None
+
+
+def ankle_over_sole(V, path, ankle, before: float):
+    """The ankle moved down the hip -> toe tip path to ANKLE_OVER_SOLE of the foot's length
+    above the sole (`foot`), or None where it lies no higher. The anatomical ankle sits
+    about a quarter of the foot's length above the sole (the studios' artists: 0.1-0.4);
+    the leg's proportion lies higher on a short leg in a big boot. The lowered ankle must
+    stay before `before` (the toe's share of the path)."""
+    path = np.asarray(path, dtype=np.float64)
+    found = foot(V, path)
+    if found is None:
+        return None
+    sole, _, length = found
+    top = sole + ANKLE_OVER_SOLE * length
+    if ankle[2] <= top:
         return None
     fractions = np.linspace(fraction_of(path, ankle), before, 64)
     points = np.array([point_at(path, f) for f in fractions])
     low = np.flatnonzero(points[:, 2] <= top)
     return points[low[0]] if len(low) else None
+
+
+def ankle_back(V, path, ankle):
+    """The ankle moved ANKLE_BACK of the foot's length toward the heel (+Y), or None
+    without a foot (`foot`). The leg's path turns into the foot's middle below the
+    ankle, so a point on it lies ahead of the joint, which sits over the back of the
+    foot (every studio's artists' ankles: 0.6-1.3 % of the diagonal further back)."""
+    found = foot(V, path)
+    if found is None:
+        return None
+    return np.asarray(ankle, dtype=np.float64) + [0.0, ANKLE_BACK * found[2], 0.0]
 
 
 def _line(points):

@@ -97,14 +97,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
     if meshed:
         _limb_joints(out, humanoid, parts)
     for side in (".L", ".R"):
-        corner = landmark_cues.ankle(humanoid.paths["leg" + side], ANKLE_FRACTION)   # feet show below a hem too
-        humanoid.cues["foot" + side] = "proportion" if corner is None else "turn"
-        if corner is not None:
-            out["foot" + side] = corner
-        low = (landmark_cues.ankle_over_sole(humanoid.vertices, humanoid.paths["leg" + side], out["foot" + side],
-                                             FRACTION["toe"]) if meshed else None)
-        if low is not None:
-            out["foot" + side], humanoid.cues["foot" + side] = low, "sole"
+        out["foot" + side], humanoid.cues["foot" + side] = _ankle(humanoid, side, out["foot" + side], meshed)
         humanoid.cues["thigh" + side] = ("proportion" if humanoid.hidden_legs else
                                          "crotch" if humanoid.hips_at_crotch else "leg axis")
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
@@ -133,6 +126,23 @@ def standard_joints(humanoid: Humanoid) -> dict:
                     out[f"{digit}{k + 1 if k < 3 else '_tip'}{side}"] = p
     humanoid.joints = out
     return dict(out)
+
+
+def _ankle(humanoid: Humanoid, side: str, proportion, meshed: bool) -> tuple:
+    """(the ankle joint, its cue): the leg path's turn to the toes where the proportion
+    falls on the foot ("turn"; feet show below a hem too), lowered to the foot's height
+    ("sole"), then a little toward the heel (landmark_cues.ankle, ankle_over_sole,
+    ankle_back; with the mesh)."""
+    path = humanoid.paths["leg" + side]
+    corner = landmark_cues.ankle(path, ANKLE_FRACTION)
+    point, cue = (proportion, "proportion") if corner is None else (corner, "turn")
+    if not meshed:
+        return point, cue
+    low = landmark_cues.ankle_over_sole(humanoid.vertices, path, point, FRACTION["toe"])
+    if low is not None:
+        point, cue = low, "sole"
+    back = landmark_cues.ankle_back(humanoid.vertices, path, point)
+    return (point if back is None else back), cue
 
 
 def _depth_points(humanoid: Humanoid) -> np.ndarray:
