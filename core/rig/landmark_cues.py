@@ -190,10 +190,10 @@ def ankle(path, proportion: float):
 
 
 def foot(V, path):
-    """(sole height, heel's Y, length) of the foot at the end of a hip -> toe tip path, or
-    None (upright frame: +Z up, facing -Y): the welded surface within FOOT_REACH of the
-    height sideways of the toe tip and SOLE_BAND above its lowest point; its length is
-    its extent along Y, its heel its back end (+Y)."""
+    """(sole height, length) of the foot at the end of a hip -> toe tip path, or None
+    (upright frame: +Z up, facing -Y): the welded surface within FOOT_REACH of the height
+    sideways of the toe tip and SOLE_BAND above its lowest point; its length is its
+    extent along Y."""
     V = np.asarray(V, dtype=np.float64)
     height = float(np.ptp(V[:, 2]))
     beside = np.abs(V[:, 0] - np.asarray(path)[-1, 0]) < FOOT_REACH * height
@@ -201,7 +201,7 @@ def foot(V, path):
         return None
     sole = V[beside, 2].min()
     ys = V[beside & (V[:, 2] < sole + SOLE_BAND * height), 1]
-    return (float(sole), float(ys.max()), float(np.ptp(ys))) if len(ys) >= 3 and np.ptp(ys) > 0 else None
+    return (float(sole), float(np.ptp(ys))) if len(ys) >= 3 and np.ptp(ys) > 0 else None
 
 
 def ankle_over_sole(V, path, ankle, before: float):
@@ -214,7 +214,7 @@ def ankle_over_sole(V, path, ankle, before: float):
     found = foot(V, path)
     if found is None:
         return None
-    sole, _, length = found
+    sole, length = found
     top = sole + ANKLE_OVER_SOLE * length
     if ankle[2] <= top:
         return None
@@ -232,7 +232,7 @@ def ankle_back(V, path, ankle):
     found = foot(V, path)
     if found is None:
         return None
-    return np.asarray(ankle, dtype=np.float64) + [0.0, ANKLE_BACK * found[2], 0.0]
+    return np.asarray(ankle, dtype=np.float64) + [0.0, ANKLE_BACK * found[1], 0.0]
 
 
 def _line(points):
