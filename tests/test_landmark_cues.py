@@ -107,18 +107,13 @@ def test_an_ankle_high_on_a_short_leg_in_a_big_boot_goes_down_to_the_foots_heigh
     assert landmark_cues.ankle_over_sole(V, path, np.array([0.1, 0.0, 0.12]), 0.93) is None
 
 
-@pytest.mark.parametrize("turn", [0, 180])
-def test_the_ankle_sits_a_little_behind_the_legs_path_toward_the_heel(turn):
+def test_the_ankle_sits_a_little_behind_the_legs_path_toward_the_heel():
     """The path turns into the foot's middle below the ankle: the joint goes ANKLE_BACK of
-    the foot's length toward the heel, the end of the foot nearer the ankle (also on a
-    body found facing the other way, +Y); no foot, no move."""
-    c, s = np.cos(np.radians(turn)), np.sin(np.radians(turn))
-    R = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    the foot's length toward the heel (+Y for a body facing -Y); no foot, no move."""
     V, path = boot()
-    V, path, ankle = V @ R.T, path @ R.T, np.array([0.1, 0.0, 0.14]) @ R.T
-    moved = landmark_cues.ankle_back(V, path, ankle)
-    np.testing.assert_allclose(moved, ankle + landmark_cues.ANKLE_BACK * 0.4 * (R @ [0, 1, 0]), atol=1e-6)
-    assert landmark_cues.ankle_back(V + [5.0, 5.0, 0.0], path, ankle) is None
+    moved = landmark_cues.ankle_back(V, path, np.array([0.1, 0.0, 0.14]))
+    np.testing.assert_allclose(moved, [0.1, landmark_cues.ANKLE_BACK * 0.4, 0.14], atol=1e-6)
+    assert landmark_cues.ankle_back(V + [1.0, 0.0, 0.0], path, np.array([0.1, 0.0, 0.14])) is None
 
 
 CHEST, HAND_TIP = np.array([0.0, 0.0, 1.4]), np.array([0.7, 0.0, 1.4])

@@ -189,13 +189,11 @@ def ankle(path, proportion: float):
     return P[k] if angle >= ANKLE_TURN and fractions[k] < proportion else None
 
 
-def foot(V, path, ankle):
-    """(sole height, length, heel direction (3,)) of the foot at the end of a hip -> toe
-    tip path, or None (upright frame: +Z up, facing along Y): the welded surface within
-    FOOT_REACH of the height sideways of the toe tip and SOLE_BAND above its lowest
-    point; its length is its extent along Y, its heel the end of that extent nearer the
-    ankle (the foot itself says which way it points, whichever way the body was found
-    to face)."""
+def foot(V, path):
+    """(sole height, length) of the foot at the end of a hip -> toe tip path, or None
+    (upright frame: +Z up, facing -Y): the welded surface within FOOT_REACH of the height
+    sideways of the toe tip and SOLE_BAND above its lowest point; its length is its
+    extent along Y."""
     V = np.asarray(V, dtype=np.float64)
     height = float(np.ptp(V[:, 2]))
     beside = np.abs(V[:, 0] - np.asarray(path)[-1, 0]) < FOOT_REACH * height
@@ -203,10 +201,7 @@ def foot(V, path, ankle):
         return None
     sole = V[beside, 2].min()
     ys = V[beside & (V[:, 2] < sole + SOLE_BAND * height), 1]
-    if len(ys) < 3 or np.ptp(ys) <= 0:
-        return None
-    heel = 1.0 if ys.max() - ankle[1] < ankle[1] - ys.min() else -1.0
-    return float(sole), float(np.ptp(ys)), np.array([0.0, heel, 0.0])
+    return (float(sole), float(np.ptp(ys))) if len(ys) >= 3 and np.ptp(ys) > 0 else None
 
 
 def ankle_over_sole(V, path, ankle, before: float):
@@ -216,10 +211,11 @@ def ankle_over_sole(V, path, ankle, before: float):
     the leg's proportion lies higher on a short leg in a big boot. The lowered ankle must
     stay before `before` (the toe's share of the path)."""
     path = np.asarray(path, dtype=np.float64)
-    found = foot(V, path, ankle)
+    found = foot(V, path)
     if found is None:
         return None
-    top = found[0] + ANKLE_OVER_SOLE * found[1]
+    sole, length = found
+    top = sole + ANKLE_OVER_SOLE * length
     if ankle[2] <= top:
         return None
     fractions = np.linspace(fraction_of(path, ankle), before, 64)
@@ -229,14 +225,14 @@ def ankle_over_sole(V, path, ankle, before: float):
 
 
 def ankle_back(V, path, ankle):
-    """The ankle moved ANKLE_BACK of the foot's length toward the heel, or None without a
-    foot (`foot`). The leg's path turns into the foot's middle below the ankle, so a
-    point on it lies ahead of the joint, which sits over the back of the foot (every
-    studio's artists' ankles: 0.6-1.3 % of the diagonal further back)."""
-    found = foot(V, path, ankle)
+    """The ankle moved ANKLE_BACK of the foot's length toward the heel (+Y), or None
+    without a foot (`foot`). The leg's path turns into the foot's middle below the
+    ankle, so a point on it lies ahead of the joint, which sits over the back of the
+    foot (every studio's artists' ankles: 0.6-1.3 % of the diagonal further back)."""
+    found = foot(V, path)
     if found is None:
         return None
-    return np.asarray(ankle, dtype=np.float64) + ANKLE_BACK * found[1] * found[2]
+    return np.asarray(ankle, dtype=np.float64) + [0.0, ANKLE_BACK * found[1], 0.0]
 
 
 def _line(points):
