@@ -281,19 +281,28 @@ def calibrate_fingers(path: Path) -> list:
     return out
 
 
-def hip_height(path: Path):
-    """(family, (artist hip - crotch) / height) or None (hip_heights)."""
+def _rigged_human(path: Path):
+    """(Auto Skeleton's humanoid rig, the artist's landmarks, the welded vertices and
+    faces) of a record recognised as a humanoid and up +Z, else None (hip_height,
+    ankle_height)."""
     from bonesmith.core.skeleton import extract_skeleton
 
     with np.load(path, allow_pickle=False) as d:
         rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
     sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
-    theirs = artist_landmarks(rec["joint_names"], rec["joints"])
-    thighs = [theirs[r] for r in ("thigh.L", "thigh.R") if r in theirs]
-    if not sk.info["humanoid"] or "up +Z" not in sk.facing_text or not thighs:
+    if not sk.info["humanoid"] or "up +Z" not in sk.facing_text:
         return None
-    vertices, faces = welded(rec["verts"], rec["faces"])
-    below = surface_below(vertices, faces, sk.joints[sk.info["roles"].index("hips")])
+    return (sk, artist_landmarks(rec["joint_names"], rec["joints"])) + welded(rec["verts"], rec["faces"])
+
+
+def hip_height(path: Path):
+    """(family, (artist hip - crotch) / height) or None (hip_heights)."""
+    rigged = _rigged_human(path)
+    if rigged is None:
+        return None
+    sk, theirs, vertices, faces = rigged
+    thighs = [theirs[r] for r in ("thigh.L", "thigh.R") if r in theirs]
+    below = surface_below(vertices, faces, sk.joints[sk.info["roles"].index("hips")]) if thighs else None
     if below is None:
         return None
     height = float(np.ptp(vertices[:, 2]))
@@ -307,16 +316,11 @@ def ankle_height(path: Path):
     """(family, artist ankle above its sole / height, Bonesmith's ankle above its sole /
     height) or None (ankle_heights); each the mean over the sides both name. The sole is
     the lowest vertex within SOLE_REACH (horizontally) of the joint."""
-    from bonesmith.core.skeleton import extract_skeleton
-
-    with np.load(path, allow_pickle=False) as d:
-        rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names")}
-    sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
-    theirs = artist_landmarks(rec["joint_names"], rec["joints"])
-    if not sk.info["humanoid"] or "up +Z" not in sk.facing_text:
+    rigged = _rigged_human(path)
+    if rigged is None:
         return None
+    sk, theirs, vertices, _ = rigged
     mine = {role: sk.joints[k] for k, role in enumerate(sk.info["roles"])}
-    vertices, faces = welded(rec["verts"], rec["faces"])
     height = float(np.ptp(vertices[:, 2]))
     found = {"theirs": [], "mine": []}
     for side in ("foot.L", "foot.R"):

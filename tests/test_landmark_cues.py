@@ -101,19 +101,19 @@ def test_an_ankle_high_on_a_short_leg_in_a_big_boot_goes_down_to_the_foots_heigh
     down the leg's own path; an ankle already that low stays."""
     V, path = boot()
     top = landmark_cues.ANKLE_OVER_SOLE * 0.4
-    found = landmark_cues.ankle_over_sole(V, path, np.array([0.1, 0.0, 0.35]), 0.93)
+    found = landmark_cues.ankle_over_sole(path, np.array([0.1, 0.0, 0.35]), landmark_cues.foot(V, path), 0.93)
     np.testing.assert_allclose(found, [0.1, 0.0, top], atol=0.012)
     assert found[2] <= top
-    assert landmark_cues.ankle_over_sole(V, path, np.array([0.1, 0.0, 0.12]), 0.93) is None
+    assert landmark_cues.ankle_over_sole(path, np.array([0.1, 0.0, 0.12]), landmark_cues.foot(V, path), 0.93) is None
 
 
 def test_the_ankle_sits_a_little_behind_the_legs_path_toward_the_heel():
     """The path turns into the foot's middle below the ankle: the joint goes ANKLE_BACK of
     the foot's length toward the heel (+Y for a body facing -Y); no foot, no move."""
     V, path = boot()
-    moved = landmark_cues.ankle_back(V, path, np.array([0.1, 0.0, 0.14]))
+    moved = landmark_cues.ankle_back(np.array([0.1, 0.0, 0.14]), landmark_cues.foot(V, path))
     np.testing.assert_allclose(moved, [0.1, landmark_cues.ANKLE_BACK * 0.4, 0.14], atol=1e-6)
-    assert landmark_cues.ankle_back(V + [1.0, 0.0, 0.0], path, np.array([0.1, 0.0, 0.14])) is None
+    assert landmark_cues.ankle_back(np.array([0.1, 0.0, 0.14]), landmark_cues.foot(V + [1.0, 0.0, 0.0], path)) is None
 
 
 CHEST, HAND_TIP = np.array([0.0, 0.0, 1.4]), np.array([0.7, 0.0, 1.4])

@@ -204,32 +204,30 @@ def foot(V, path):
     return (float(sole), float(np.ptp(ys))) if len(ys) >= 3 and np.ptp(ys) > 0 else None
 
 
-def ankle_over_sole(V, path, ankle, before: float):
+def ankle_over_sole(path, ankle, found, before: float):
     """The ankle moved down the hip -> toe tip path to ANKLE_OVER_SOLE of the foot's length
-    above the sole (`foot`), or None where it lies no higher. The anatomical ankle sits
-    about a quarter of the foot's length above the sole (the studios' artists: 0.1-0.4);
-    the leg's proportion lies higher on a short leg in a big boot. The lowered ankle must
-    stay before `before` (the toe's share of the path)."""
-    path = np.asarray(path, dtype=np.float64)
-    found = foot(V, path)
+    above the sole (`found`: `foot`'s answer), or None where it lies no higher or without
+    a foot. The anatomical ankle sits about a quarter of the foot's length above the sole
+    (the studios' artists: 0.1-0.4); the leg's proportion lies higher on a short leg in a
+    big boot. The lowered ankle must stay before `before` (the toe's share of the path)."""
     if found is None:
         return None
     sole, length = found
     top = sole + ANKLE_OVER_SOLE * length
     if ankle[2] <= top:
         return None
+    path = np.asarray(path, dtype=np.float64)
     fractions = np.linspace(fraction_of(path, ankle), before, 64)
     points = np.array([point_at(path, f) for f in fractions])
     low = np.flatnonzero(points[:, 2] <= top)
     return points[low[0]] if len(low) else None
 
 
-def ankle_back(V, path, ankle):
+def ankle_back(ankle, found):
     """The ankle moved ANKLE_BACK of the foot's length toward the heel (+Y), or None
-    without a foot (`foot`). The leg's path turns into the foot's middle below the
-    ankle, so a point on it lies ahead of the joint, which sits over the back of the
-    foot (every studio's artists' ankles: 0.6-1.3 % of the diagonal further back)."""
-    found = foot(V, path)
+    without a foot (`found`: `foot`'s answer). The leg's path turns into the foot's middle
+    below the ankle, so a point on it lies ahead of the joint, which sits over the back
+    of the foot (every studio's artists' ankles: 0.6-1.3 % of the diagonal further back)."""
     if found is None:
         return None
     return np.asarray(ankle, dtype=np.float64) + [0.0, ANKLE_BACK * found[1], 0.0]

@@ -138,10 +138,11 @@ def _ankle(humanoid: Humanoid, side: str, proportion, meshed: bool) -> tuple:
     point, cue = (proportion, "proportion") if corner is None else (corner, "turn")
     if not meshed:
         return point, cue
-    low = landmark_cues.ankle_over_sole(humanoid.vertices, path, point, FRACTION["toe"])
+    foot = landmark_cues.foot(humanoid.vertices, path)
+    low = landmark_cues.ankle_over_sole(path, point, foot, FRACTION["toe"])
     if low is not None:
         point, cue = low, "sole"
-    back = landmark_cues.ankle_back(humanoid.vertices, path, point)
+    back = landmark_cues.ankle_back(point, foot)
     return (point if back is None else back), cue
 
 
