@@ -732,3 +732,21 @@ def test_the_neck_is_looked_for_above_the_chest():
     path = np.array([(0, 0, 0.9), (0, 0, 0.25), (0, 0.02, 0.9), (0, 0, 1.4)])
     _, head, cue = _neck_and_skull_base(path, V)
     assert cue == "narrowing" and 0.98 < head[2] < 1.2               # 0.3 (the waist) without
+
+
+def test_an_antennas_stalk_on_the_head_is_no_neck():
+    """An antenna's stalk has a wider knob above it, as a neck has a head; but the knob is
+    far smaller than the head above the neck below it (a big-bodied space enemy's head
+    joint went up its antenna, 19 % of the diagonal off)."""
+    from bonesmith.core.rig.humanoid.skeleton import _neck_and_skull_base
+
+    def half_width(z):
+        for top, half in ((0.95, 0.2), (1.0, 0.07), (1.2, 0.15), (1.32, 0.015)):   # torso, neck, head, stalk
+            if z < top:
+                return half
+        return 0.04                                                                  # the knob
+    V = np.array([(s * half_width(z), y, z) for z in np.arange(0.0, 1.4501, 0.005)
+                  for s in (-1.0, 1.0) for y in (-0.05, 0.05)])
+    path = np.array([(0, 0, 0.8), (0, 0, 1.45)])
+    _, head, cue = _neck_and_skull_base(path, V)
+    assert cue == "narrowing" and 0.98 < head[2] < 1.1               # 1.23 (the stalk) without

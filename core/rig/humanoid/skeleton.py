@@ -40,11 +40,14 @@ DEPTH_VERTICES = 4
 # cross-section of the neck with a head at least HEAD_WIDER as wide above it, searched
 # within NECK_SEARCH of the chest -> head path (the crown narrows to nothing: no neck
 # there; sections NECK_SLAB of the height thick, within NECK_REACH of the path sideways).
-# The neck keeps its LANDMARKS proportion to the head (docs/auto_skeleton.md#humanoids).
+# A narrowing counts only with at least HEAD_SHARE of the widest section above the lowest
+# narrowing over the shoulders above it (a head, not an antenna's knob). The neck keeps its LANDMARKS
+# proportion to the head (docs/auto_skeleton.md#humanoids).
 SKULL_ABOVE_NECK = 0.02
 NECK_SEARCH = (0.05, 0.85)
 NECK_SLAB = 0.01
 HEAD_WIDER = 1.2
+HEAD_SHARE = 0.5
 HEAD_FULL = 0.9
 
 # Standard joints: (role, path, fraction of the path's length). Paths: "spine" pelvis ->
@@ -228,6 +231,11 @@ def _neck_and_skull_base(path, V, faces=None):
     # ... and lies above the chest (a generic tree can run the path down the torso first)
     rising = np.array([point_at(path, f)[2] for f in fractions]) >= path[0, 2]
     neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths) & rising, widths, np.inf)
+    # ... under the head: an antenna's stalk or a hat's band has only its knob or crown
+    # above, far less than the lowest narrowing over the shoulders (the widest section)
+    over = np.isfinite(neck) & (np.arange(len(widths)) > np.argmax(np.where(np.isfinite(widths), widths, 0)))
+    if over.any():
+        neck[above < HEAD_SHARE * above[int(np.argmax(over))]] = np.inf
     if np.isfinite(neck).any() and length > 0:
         at, cue = fractions[int(np.argmin(neck))], "narrowing"
     elif faces is not None and length > 0:
