@@ -818,10 +818,11 @@ def segment(a, b, radius, gap=0.012):
     return V @ turn.T + (a + b) / 2, F
 
 
-def ragdoll(arms_down):
+def ragdoll(arms_down, limbs=1.0):
     """A mannequin of one separate part per body segment (pelvis, chest, head, upper
     arms, forearms, hands, thighs, shins, feet), its arms `arms_down` of the way from a
-    T-pose to hanging; (mesh, its left joints)."""
+    T-pose to hanging, its limbs `limbs` times as thick as a slim human's; (mesh, its
+    left joints)."""
     joints = {"hip": [0.1, 0, 0.95], "knee": [0.1, 0, 0.5], "ankle": [0.1, 0, 0.08], "toe": [0.1, -0.22, 0.03],
               "shoulder": [0.2, 0, 1.45], "elbow": [0.48, 0, 1.45 - 0.28 * arms_down],
               "wrist": [0.74, 0, 1.45 - 0.54 * arms_down], "hand": [0.92, 0, 1.45 - 0.7 * arms_down]}
@@ -831,25 +832,27 @@ def ragdoll(arms_down):
     for flip in (np.array([1.0, 1, 1]), np.array([-1.0, 1, 1])):
         for a, b, r in (("hip", "knee", 0.07), ("knee", "ankle", 0.055), ("ankle", "toe", 0.045),
                         ("shoulder", "elbow", 0.05), ("elbow", "wrist", 0.04), ("wrist", "hand", 0.035)):
-            pieces.append(segment(J[a] * flip, J[b] * flip, r))
+            pieces.append(segment(J[a] * flip, J[b] * flip, r * limbs))
     return merge(*pieces), J
 
 
-@pytest.mark.parametrize("arms_down", [0.0, 0.7])
-def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down):
+@pytest.mark.parametrize("arms_down, limbs", [(0.0, 1.0), (0.7, 1.0), (0.0, 1.3), (0.7, 1.3)])
+def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs):
     """One separate part per body segment: the shin hangs from its own thigh across the
     knee's gap (not from the other shin, whose node can lie nearer: rigged so, a ragdoll
-    is no humanoid; tests/test_parts.py), and its knees and elbows lie at the gaps
+    is no humanoid; tests/test_parts.py), the thighs from the pelvis they touch though
+    thick thighs outweigh it (heaviest first, a thigh hung from the other thigh: no
+    humanoid), and its knees, elbows, wrists and ankles lie at the gaps
     (docs/auto_skeleton.md#parts); a hanging hand's thigh beside the elbow's gap is no
     piece of the arm (before, that elbow was 12.8 % of the diagonal off)."""
-    (V, F), J = ragdoll(arms_down)
+    (V, F), J = ragdoll(arms_down, limbs)
     sk = extract_skeleton(V, F, naming="mixamo")
     assert sk.info["humanoid"]
     diagonal = np.linalg.norm(np.ptp(V, axis=0))
     found, cues = sk.info["landmarks"], sk.info["landmark_cues"]
-    assert cues["knee.L"] == cues["elbow.L"] == "gap"
+    assert cues["knee.L"] == cues["elbow.L"] == cues["wrist.L"] == cues["ankle.L"] == "gap"
     for marker, most in (("hip", 0.015), ("knee", 0.015), ("shoulder", 0.015), ("elbow", 0.015),
-                         ("wrist", 0.015), ("ankle", 0.025)):
+                         ("wrist", 0.01), ("ankle", 0.02)):
         off = np.linalg.norm(np.asarray(found[marker + ".L"]) - J[marker]) / diagonal
         assert off < most, (marker, found[marker + ".L"], J[marker])
 

@@ -750,3 +750,20 @@ def test_an_antennas_stalk_on_the_head_is_no_neck():
     path = np.array([(0, 0, 0.8), (0, 0, 1.45)])
     _, head, cue = _neck_and_skull_base(path, V)
     assert cue == "narrowing" and 0.98 < head[2] < 1.1               # 1.23 (the stalk) without
+
+
+def test_a_symmetric_body_with_one_hand_modelled_apart_gets_the_gaps_wrist_on_both_sides():
+    """One side's wrist lies at the gap before its hand's separate part, the other's at a
+    narrowing (that hand is welded to the arm): a symmetric body's rig stays symmetric,
+    both at the gap's wrist; two wrists of one cue meet halfway, as before."""
+    from bonesmith.core.rig.humanoid.skeleton import _mirror_pair
+
+    out = {"hand.L": np.array([0.25, -0.03, 1.0]), "hand.R": np.array([-0.26, 0.01, 1.0])}
+    cues = {"hand.L": "narrowing", "hand.R": "gap"}
+    _mirror_pair(out, cues, "hand")
+    assert cues == {"hand.L": "gap", "hand.R": "gap"}
+    np.testing.assert_allclose(out["hand.L"], [0.26, 0.01, 1.0])
+    np.testing.assert_allclose(out["hand.R"], [-0.26, 0.01, 1.0])
+    out = {"foot.L": np.array([0.1, 0.0, 0.1]), "foot.R": np.array([-0.12, 0.02, 0.1])}
+    _mirror_pair(out, {"foot.L": "turn", "foot.R": "turn"}, "foot")
+    np.testing.assert_allclose(out["foot.L"], [0.11, 0.01, 0.1])

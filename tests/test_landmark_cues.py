@@ -149,3 +149,27 @@ def test_an_arm_without_a_wider_hand_keeps_the_wrists_proportion():
     point, how = arm(lambda f: np.interp(f, [0.0, 1.0], [0.05, 0.02]))
     assert how == "proportion"
     assert np.allclose(point, CHEST + 0.78 * (HAND_TIP - CHEST))
+
+
+@pytest.mark.parametrize("pieces, cue_name", [("torso upper forearm hand", "gap"), ("torso upper forearm glove", "narrowing"),
+                                               ("torso upper forearm", "proportion")])
+def test_a_segmented_arms_wrist_is_the_gap_before_its_hand(pieces, cue_name):
+    """Torso, upper arm, forearm and hand of separate parts, each meeting the next end to
+    end (a ragdoll's): the wrist is the gap before the hand (0.74 of the path). A glove
+    reaching back over the forearm is no segment's end, and where the hand got no part
+    of the path (too small for bones) the gap at the elbow is no wrist."""
+    path = CHEST + np.linspace(0.0, 1.0, 101)[:, None] * (HAND_TIP - CHEST)
+    x = lambda f: CHEST + f * (HAND_TIP - CHEST)  # noqa: E731
+    shapes = {"torso": tube(line(CHEST - [0, 0, 0.3], CHEST + [0, 0, 0.1]), radius=0.1, sides=16),
+              "upper": tube(line(x(0.16), x(0.45)), radius=0.04, sides=16),
+              "forearm": tube(line(x(0.48), x(0.73), 40), radius=np.linspace(0.04, 0.02, 40), sides=16),
+              "hand": tube(line(x(0.75), HAND_TIP), radius=0.035, sides=16),
+              "glove": tube(line(x(0.68), HAND_TIP), radius=0.035, sides=16)}
+    V, F = merge(*(shapes[k] for k in pieces.split()))
+    if pieces.endswith("forearm"):
+        path = CHEST + np.linspace(0.0, 0.73, 74)[:, None] * (HAND_TIP - CHEST)   # the path ends in the forearm
+    _, parts = vertex_components(len(V), F)
+    point, how = landmark_cues.wrist(V, F, parts, path, 0.78)
+    assert how == cue_name
+    if cue_name == "gap":
+        assert abs(point[0] - x(0.74)[0]) < 0.015

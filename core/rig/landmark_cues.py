@@ -12,7 +12,8 @@ A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's en
 narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
 the proportion falls past that turn, no higher above the sole than a third of the
 foot's length (`ankle_over_sole`), and a little behind the path, toward the heel
-(`ankle_back`). A shoulder socket (`shoulder`) lies where the arm
+(`ankle_back`). In a segmented arm or leg the wrist and the ankle are the gap before the
+hand's or the foot's part (`segment_gap`). A shoulder socket (`shoulder`) lies where the arm
 leaves the torso when its proportion would lie deep inside the torso (a round body with
 stick arms). A head modelled as its own piece on the torso's piece has its joint where
 the two meet (`head_piece`).
@@ -38,6 +39,8 @@ OVERLAP = 0.1             # two limb parts meeting end to end overlap at most th
 # limb -> (window searched for the joint, the range of the path the segments' lines are fitted on)
 LIMBS = {"leg": ((0.22, 0.55), (0.10, 0.68)), "arm": ((0.32, 0.64), (0.22, 0.70))}
 WRIST_WINDOW = (0.64, 0.84)   # the arm path's share searched for the wrist
+ANKLE_WINDOW = (0.6, 0.9)     # the leg path's share searched for a segmented ankle's gap
+SEGMENT_THICK = 0.5       # ... a hand or foot beyond a wrist's or ankle's gap: at least this share as thick
 HAND_WIDER = 1.1          # ... a hand ahead at least this much wider than the wrist
 HAND_AHEAD = 0.2          # ... within this share of the path
 FOREARM_BEFORE = 0.1      # ... and no narrower section within this share before it
@@ -97,13 +100,54 @@ def _bend(fractions, centres, radii, part, window, proportion, V, parts):
     return centres[k] if angle >= BEND_DEGREES else None
 
 
+def segment_gap(V, F, parts, path, window, third: bool = False):
+    """The joint between two separate parts that meet end to end where the path goes from
+    one to the other within `window` (a share of the path; a ragdoll's forearm and hand,
+    its shin and foot: that gap is the joint), the part beyond at least SEGMENT_THICK as
+    thick as the part before (a robot's finger beyond its hand is no hand), or None;
+    midway between the two sections, as `middle_joint`'s gap cue. `third`: the part
+    before the gap follows a part other than the path's first on the path (chest, upper
+    arm, forearm: a hand too small to get bones leaves the path at the forearm's end, and
+    the gap at the elbow is no wrist)."""
+    lo, hi = window
+    fractions = np.arange(lo - 2 * STEP, hi + 2 * STEP + 1e-9, STEP)
+    fractions = fractions[(fractions >= 0.0) & (fractions <= 1.0)]
+    found = sections.along(V, F, parts, path, fractions)
+    centres = np.array([s.centre for s in found])
+    radii = np.array([s.radius for s in found])
+    part = np.array([s.part if s.around else -1 for s in found])
+    inside = (fractions >= lo - 1e-9) & (fractions <= hi + 1e-9)
+    thick = {p: np.nanmax(radii[part == p]) for p in set(part.tolist()) if p >= 0}
+    seen = np.flatnonzero(part >= 0)
+    earlier = np.array([s.part if s.around else -1 for s in sections.along(
+        V, F, parts, path, np.arange(0.0, fractions[0] - 1e-9, STEP))] if third else [], dtype=int)
+    changes = [(k, j) for k, j in zip(seen[:-1], seen[1:])
+               if part[k] != part[j] and (inside[k] or inside[j]) and thick[part[j]] >= SEGMENT_THICK * thick[part[k]]
+               and (not third or _follows_a_segment(np.concatenate([earlier, part[:k + 1]])))
+               and _end_to_end(V, parts, centres, part, k, j)]
+    if not changes:
+        return None
+    k, j = min(changes, key=lambda kj: abs((fractions[kj[0]] + fractions[kj[1]]) / 2 - (lo + hi) / 2))
+    return (centres[k] + centres[j]) / 2
+
+
+def _follows_a_segment(part) -> bool:
+    """Whether the last section's part comes after a part other than the first one met
+    (the parts of sections along a path from its start; -1: none)."""
+    before = part[:-1][(part[:-1] >= 0) & (part[:-1] != part[-1])]
+    return bool(len(before)) and bool((before != before[0]).any())
+
+
 def wrist(V, F, parts, path, proportion: float):
     """(point (3,), cue name) of the wrist on the chest -> hand tip path: "narrowing" at the
     narrowest section of WRIST_WINDOW that has none narrower within FOREARM_BEFORE before it
     and a section HAND_WIDER as wide within HAND_AHEAD after it (the hand), moved on toward
     the hand while the sections stay within WRIST_PLATEAU of it (a forearm tapering evenly
     into the wrist has a stretch of near-equal sections; the hand begins at its end); else
-    "proportion"."""
+    "proportion". A segmented arm's wrist is the gap between forearm and hand ("gap")."""
+    gap = segment_gap(V, F, parts, path, WRIST_WINDOW, third=True)
+    if gap is not None:
+        return gap, "gap"
     lo, hi = WRIST_WINDOW
     fractions = np.arange(lo - FOREARM_BEFORE, min(hi + HAND_AHEAD, 1.0) + 1e-9, STEP)
     found = sections.along(V, F, parts, path, fractions)

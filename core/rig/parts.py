@@ -260,10 +260,12 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         Per node, whether its part gets no bones unless it is the body (a ring:
         ring_parts; a rigid leaf part: rigid_leaf_parts).
     nearest_first : bool
-        Join the parts touching those kept so far heaviest first, then the part whose
-        surface lies nearest to theirs (a segmented leg: thigh, shin, foot in turn),
-        instead of heaviest first throughout (a foot heavier than its shin would hang
-        from the other foot). docs/auto_skeleton.md#parts
+        Parts touching those kept so far (within TOUCH_GAP) are joined first, heaviest
+        first (a ragdoll's pelvis before its thighs, though lighter: a thigh would hang
+        from the other thigh); when none touches, the heaviest of the rest, or with
+        nearest_first the part whose surface lies nearest to theirs (a segmented leg:
+        thigh, shin, foot in turn; a foot heavier than its shin would hang from the other
+        foot). docs/auto_skeleton.md#parts
 
     Returns
     -------
@@ -278,10 +280,10 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     adj = adjacency(n, edges)
     kept = list(np.flatnonzero(comp == order[0]))
     new_edges = [(a, b) for a, b in edge_list(adj) if comp[a] == order[0]]
-    gaps = _Gaps(node_points, comp, order[1:], kept) if nearest_first else None
+    gaps = _Gaps(node_points, comp, order[1:], kept)
     remaining = list(order[1:])
     while remaining:
-        c = gaps.take_next(remaining) if gaps else remaining[0]
+        c = gaps.take_next(remaining, nearest=nearest_first)
         remaining.remove(c)
         idx = np.flatnonzero(comp == c)
         if extent[idx[0]] < min_part or (boneless is not None and boneless[idx[0]]):
@@ -289,14 +291,13 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         before = len(kept)
         _attach_part(X, adj, radius, node_points, idx, kept, new_edges, min_branch=min_branch,
                      inside_body=inside_body, absorb=absorb, comp=comp)
-        if gaps:
-            gaps.add(kept[before:])
+        gaps.add(kept[before:])
     return np.array(sorted(kept)), new_edges
 
 
 class _Gaps:
     """Per part not yet joined, the shortest distance from its surface points to those
-    of the nodes kept so far (join_parts' nearest_first)."""
+    of the nodes kept so far (join_parts' order)."""
 
     def __init__(self, node_points, comp, parts, kept):
         self.node_points = node_points
@@ -312,11 +313,12 @@ class _Gaps:
         for c in self.gap:
             self.gap[c] = min(self.gap[c], tree.query(self.points[c])[0].min())
 
-    def take_next(self, remaining):
+    def take_next(self, remaining, nearest=True):
         """The part to join next, no longer tracked: the first (heaviest) of `remaining`
-        touching the kept ones, else the nearest; ties to the heavier."""
+        touching the kept ones, else the nearest (ties to the heavier) or, not `nearest`,
+        the first."""
         touching = [c for c in remaining if self.gap[c] <= TOUCH_GAP]
-        choice = touching[0] if touching else min(remaining, key=lambda c: self.gap[c])
+        choice = touching[0] if touching else (min(remaining, key=lambda c: self.gap[c]) if nearest else remaining[0])
         del self.gap[choice]
         return choice
 

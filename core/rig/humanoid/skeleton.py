@@ -100,7 +100,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
     if meshed:
         _limb_joints(out, humanoid, parts)
     for side in (".L", ".R"):
-        out["foot" + side], humanoid.cues["foot" + side] = _ankle(humanoid, side, out["foot" + side], meshed)
+        out["foot" + side], humanoid.cues["foot" + side] = _ankle(humanoid, side, out["foot" + side], parts)
         humanoid.cues["thigh" + side] = ("proportion" if humanoid.hidden_legs else
                                          "crotch" if humanoid.hips_at_crotch else "leg axis")
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
@@ -108,6 +108,8 @@ def standard_joints(humanoid: Humanoid) -> dict:
         if not humanoid.hidden_legs:
             out["thigh" + side] = _on_thigh_axis(out["thigh" + side], out["shin" + side],
                                                  point_at(humanoid.paths["leg" + side], THIGH_AXIS))
+    if humanoid.symmetric:
+        _mirror_pair(out, humanoid.cues, "foot")
     if humanoid.vertices is not None:
         body = _depth_points(humanoid)
         spine = ("hips", "spine", "spine1", "spine2", "neck", "head")
@@ -131,15 +133,20 @@ def standard_joints(humanoid: Humanoid) -> dict:
     return dict(out)
 
 
-def _ankle(humanoid: Humanoid, side: str, proportion, meshed: bool) -> tuple:
-    """(the ankle joint, its cue): the leg path's turn to the toes where the proportion
-    falls on the foot ("turn"; feet show below a hem too), lowered to the foot's height
-    ("sole"), then a little toward the heel (landmark_cues.ankle, ankle_over_sole,
-    ankle_back; with the mesh)."""
+def _ankle(humanoid: Humanoid, side: str, proportion, parts) -> tuple:
+    """(the ankle joint, its cue): a segmented leg's gap between shin and foot ("gap"),
+    else the leg path's turn to the toes where the proportion falls on the foot ("turn";
+    feet show below a hem too), lowered to the foot's height ("sole"), then a little
+    toward the heel (landmark_cues.segment_gap, ankle, ankle_over_sole, ankle_back; with
+    the mesh: `parts`, each vertex's part, or None)."""
     path = humanoid.paths["leg" + side]
+    if parts is not None and not humanoid.hidden_legs:
+        gap = landmark_cues.segment_gap(humanoid.vertices, humanoid.faces, parts, path, landmark_cues.ANKLE_WINDOW)
+        if gap is not None:
+            return gap, "gap"
     corner = landmark_cues.ankle(path, ANKLE_FRACTION)
     point, cue = (proportion, "proportion") if corner is None else (corner, "turn")
-    if not meshed:
+    if parts is None:
         return point, cue
     foot = landmark_cues.foot(humanoid.vertices, path)
     low = landmark_cues.ankle_over_sole(path, point, foot, FRACTION["toe"])
@@ -205,12 +212,19 @@ def _limb_joints(out, humanoid, parts):
 def _mirror_pair(out, cues, role):
     """A symmetric humanoid's left and right joint of `role`, placed by the same cue, made
     each other's mirror image in x = 0 (their mean): the mesh is symmetric only to a
-    tolerance, and sections of it differ a little between the sides."""
+    tolerance, and sections of it differ a little between the sides. Where one side's
+    joint lies at a gap between separate parts and the other's does not (one hand
+    modelled apart), both take the gap's, mirrored."""
     left, right = role + ".L", role + ".R"
-    if left in out and right in out and cues.get(left) == cues.get(right):
-        flip = np.array([-1.0, 1.0, 1.0])
+    if left not in out or right not in out:
+        return
+    flip = np.array([-1.0, 1.0, 1.0])
+    if cues.get(left) == cues.get(right):
         out[left] = (np.asarray(out[left]) + np.asarray(out[right]) * flip) / 2
         out[right] = out[left] * flip
+    elif "gap" in (cues.get(left), cues.get(right)):
+        found, other = (left, right) if cues.get(left) == "gap" else (right, left)
+        out[other], cues[other] = np.asarray(out[found]) * flip, "gap"
 
 
 def _neck_and_skull_base(path, V, faces=None):
