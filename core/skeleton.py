@@ -84,6 +84,7 @@ class Skeleton:
 ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
 PAIR_TOLERANCE = 0.03  # joints this close to each other's mirror image are a left/right pair
 CENTRE_TOLERANCE = 0.02  # joints this close to the plane of symmetry are on it
+LIMB_END_PART = 0.5     # share of min_part below which a part gets no bones in the tree the humanoid test reads
 STANDING = 0.9   # the file's up this near the body's (cosine): its front outline is a standing body's
 
 DEFAULTS = dict(
@@ -172,7 +173,10 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     report(0.9, "Building rig")
     X, radius = rig.refine_nodes(V, Vc, nodes, members)
     parts = _parts(V, F, nodes, edges, members)
-    tree = _rig_tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric)
+    # the tree the humanoid test reads keeps smaller parts: a ragdoll's hands and feet
+    # (docs/auto_skeleton.md#segmented-mannequins); the lean rig is joined again with min_part
+    tree = _rig_tree(X, radius, edges, members, parts, V, F, dict(opt, min_part=LIMB_END_PART * opt["min_part"]),
+                     detail, symmetric)
 
     def joints(lean):
         t = tree

@@ -818,17 +818,17 @@ def segment(a, b, radius, gap=0.012):
     return V @ turn.T + (a + b) / 2, F
 
 
-def ragdoll(arms_down, limbs=1.0):
+def ragdoll(arms_down, limbs=1.0, head=1.0):
     """A mannequin of one separate part per body segment (pelvis, chest, head, upper
     arms, forearms, hands, thighs, shins, feet), its arms `arms_down` of the way from a
-    T-pose to hanging, its limbs `limbs` times as thick as a slim human's; (mesh, its
-    left joints)."""
+    T-pose to hanging, its limbs `limbs` times as thick as a slim human's, its head `head`
+    times as big (2.5: a chibi's); (mesh, its left joints)."""
     joints = {"hip": [0.1, 0, 0.95], "knee": [0.1, 0, 0.5], "ankle": [0.1, 0, 0.08], "toe": [0.1, -0.22, 0.03],
               "shoulder": [0.2, 0, 1.45], "elbow": [0.48, 0, 1.45 - 0.28 * arms_down],
               "wrist": [0.74, 0, 1.45 - 0.54 * arms_down], "hand": [0.92, 0, 1.45 - 0.7 * arms_down]}
     J = {k: np.array(v, float) for k, v in joints.items()}
     pieces = [ellipsoid([0, 0, 1.25], [0.2, 0.12, 0.25], 5), ellipsoid([0, 0, 0.95], [0.17, 0.11, 0.1], 4),
-              segment([0, 0, 1.6], [0, 0, 1.85], 0.12, 0.0)]
+              segment([0, 0, 1.6], [0, 0, 1.6 + 0.25 * head], 0.12 * head, 0.0)]
     for flip in (np.array([1.0, 1, 1]), np.array([-1.0, 1, 1])):
         for a, b, r in (("hip", "knee", 0.07), ("knee", "ankle", 0.055), ("ankle", "toe", 0.045),
                         ("shoulder", "elbow", 0.05), ("elbow", "wrist", 0.04), ("wrist", "hand", 0.035)):
@@ -836,16 +836,19 @@ def ragdoll(arms_down, limbs=1.0):
     return merge(*pieces), J
 
 
-@pytest.mark.parametrize("arms_down, limbs", [(0.0, 1.0), (0.7, 1.0), (0.0, 1.3), (0.7, 1.3)])
-def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs):
+@pytest.mark.parametrize("arms_down, limbs, head", [(0.0, 1.0, 1.0), (0.7, 1.0, 1.0), (0.0, 1.3, 1.0), (0.7, 1.3, 1.0),
+                                              (0.0, 1.0, 2.5)])
+def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head):
     """One separate part per body segment: the shin hangs from its own thigh across the
     knee's gap (not from the other shin, whose node can lie nearer: rigged so, a ragdoll
     is no humanoid; tests/test_parts.py), the thighs from the pelvis they touch though
     thick thighs outweigh it (heaviest first, a thigh hung from the other thigh: no
     humanoid), and its knees, elbows, wrists and ankles lie at the gaps
     (docs/auto_skeleton.md#parts); a hanging hand's thigh beside the elbow's gap is no
-    piece of the arm (before, that elbow was 12.8 % of the diagonal off)."""
-    (V, F), J = ragdoll(arms_down, limbs)
+    piece of the arm (before, that elbow was 12.8 % of the diagonal off). A chibi's big
+    head makes the hands small beside the whole: they still end the arms (the wrist went
+    to the elbow's gap when they got no bones)."""
+    (V, F), J = ragdoll(arms_down, limbs, head)
     sk = extract_skeleton(V, F, naming="mixamo")
     assert sk.info["humanoid"]
     diagonal = np.linalg.norm(np.ptp(V, axis=0))
