@@ -100,15 +100,15 @@ def _bend(fractions, centres, radii, part, window, proportion, V, parts):
     return centres[k] if angle >= BEND_DEGREES else None
 
 
-def segment_gap(V, F, parts, path, window, third: bool = False):
+def segment_gap(V, F, parts, path, window, after_segment: bool = False):
     """The joint between two separate parts that meet end to end where the path goes from
     one to the other within `window` (a share of the path; a ragdoll's forearm and hand,
     its shin and foot: that gap is the joint), the part beyond at least SEGMENT_THICK as
     thick as the part before (a robot's finger beyond its hand is no hand), or None;
-    midway between the two sections, as `middle_joint`'s gap cue. `third`: the part
-    before the gap follows a part other than the path's first on the path (chest, upper
-    arm, forearm: a hand too small to get bones leaves the path at the forearm's end, and
-    the gap at the elbow is no wrist)."""
+    midway between the two sections, as `middle_joint`'s gap cue. `after_segment`: the
+    part before the gap follows a part other than the path's first (chest, upper arm,
+    forearm: a hand too small to get bones leaves the path at the forearm's end, and the
+    gap at the elbow is no wrist)."""
     lo, hi = window
     fractions = np.arange(lo - 2 * STEP, hi + 2 * STEP + 1e-9, STEP)
     fractions = fractions[(fractions >= 0.0) & (fractions <= 1.0)]
@@ -120,10 +120,10 @@ def segment_gap(V, F, parts, path, window, third: bool = False):
     thick = {p: np.nanmax(radii[part == p]) for p in set(part.tolist()) if p >= 0}
     seen = np.flatnonzero(part >= 0)
     earlier = np.array([s.part if s.around else -1 for s in sections.along(
-        V, F, parts, path, np.arange(0.0, fractions[0] - 1e-9, STEP))] if third else [], dtype=int)
+        V, F, parts, path, np.arange(0.0, fractions[0] - 1e-9, STEP))] if after_segment else [], dtype=int)
     changes = [(k, j) for k, j in zip(seen[:-1], seen[1:])
                if part[k] != part[j] and (inside[k] or inside[j]) and thick[part[j]] >= SEGMENT_THICK * thick[part[k]]
-               and (not third or _follows_a_segment(np.concatenate([earlier, part[:k + 1]])))
+               and (not after_segment or _follows_a_segment(np.concatenate([earlier, part[:k + 1]])))
                and _end_to_end(V, parts, centres, part, k, j)]
     if not changes:
         return None
@@ -145,7 +145,7 @@ def wrist(V, F, parts, path, proportion: float):
     the hand while the sections stay within WRIST_PLATEAU of it (a forearm tapering evenly
     into the wrist has a stretch of near-equal sections; the hand begins at its end); else
     "proportion". A segmented arm's wrist is the gap between forearm and hand ("gap")."""
-    gap = segment_gap(V, F, parts, path, WRIST_WINDOW, third=True)
+    gap = segment_gap(V, F, parts, path, WRIST_WINDOW, after_segment=True)
     if gap is not None:
         return gap, "gap"
     lo, hi = WRIST_WINDOW

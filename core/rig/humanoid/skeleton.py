@@ -41,8 +41,8 @@ DEPTH_VERTICES = 4
 # within NECK_SEARCH of the chest -> head path (the crown narrows to nothing: no neck
 # there; sections NECK_SLAB of the height thick, within NECK_REACH of the path sideways).
 # A narrowing counts only with at least HEAD_SHARE of the widest section above the lowest
-# narrowing over the shoulders above it (a head, not an antenna's knob). The neck keeps its LANDMARKS
-# proportion to the head (docs/auto_skeleton.md#humanoids).
+# narrowing over the shoulders above it (a head, not an antenna's knob). The neck keeps
+# its LANDMARKS proportion to the head (docs/auto_skeleton.md#humanoids).
 SKULL_ABOVE_NECK = 0.02
 NECK_SEARCH = (0.05, 0.85)
 NECK_SLAB = 0.01
