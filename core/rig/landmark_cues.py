@@ -63,16 +63,21 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     (see the module)."""
     (lo, hi), (start, end) = LIMBS[limb]
     fractions = np.arange(start, end + 1e-9, STEP)
-    found = sections.along(V, F, parts, path, fractions)
-    centres = np.array([s.centre for s in found])
-    radii = np.array([s.radius for s in found])
-    part = np.array([s.part if s.around else -1 for s in found])   # a thigh beside a hanging arm is no piece of it
+    centres, radii, part = _cut(V, F, parts, path, fractions)
     window = (fractions >= lo) & (fractions <= hi)
     for cue, pick in (("bend", _bend), ("gap", _gap)):
         point = pick(fractions, centres, radii, part, window, proportion, V, parts)
         if point is not None:
             return point, cue
     return point_at(path, proportion), "proportion"
+
+
+def _cut(V, F, parts, path, fractions):
+    """(centres, radii, part) of the path's sections at `fractions`; part -1 where the
+    section does not wind around the path (a thigh beside a hanging arm is no piece of it)."""
+    found = sections.along(V, F, parts, path, fractions)
+    return (np.array([s.centre for s in found]).reshape(-1, 3), np.array([s.radius for s in found]),
+            np.array([s.part if s.around else -1 for s in found], dtype=int))
 
 
 def _bend(fractions, centres, radii, part, window, proportion, V, parts):
@@ -105,30 +110,20 @@ def segment_gap(V, F, parts, path, window, after_segment: bool = False):
     one to the other within `window` (a share of the path; a ragdoll's forearm and hand,
     its shin and foot: that gap is the joint), the part beyond at least SEGMENT_THICK as
     thick as the part before (a robot's finger beyond its hand is no hand), or None;
-    midway between the two sections, as `middle_joint`'s gap cue. `after_segment`: the
-    part before the gap follows a part other than the path's first (chest, upper arm,
-    forearm: a hand too small to get bones leaves the path at the forearm's end, and the
-    gap at the elbow is no wrist)."""
+    `middle_joint`'s gap cue (`_gap`). `after_segment`: the part before the gap follows a
+    part other than the path's first (chest, upper arm, forearm: a hand too small to get
+    bones leaves the path at the forearm's end, and the gap at the elbow is no wrist)."""
     lo, hi = window
-    fractions = np.arange(lo - 2 * STEP, hi + 2 * STEP + 1e-9, STEP)
-    fractions = fractions[(fractions >= 0.0) & (fractions <= 1.0)]
-    found = sections.along(V, F, parts, path, fractions)
-    centres = np.array([s.centre for s in found])
-    radii = np.array([s.radius for s in found])
-    part = np.array([s.part if s.around else -1 for s in found])
-    inside = (fractions >= lo - 1e-9) & (fractions <= hi + 1e-9)
+    fractions = np.arange(max(lo - 2 * STEP, 0.0), min(hi + 2 * STEP, 1.0) + 1e-9, STEP)
+    centres, radii, part = _cut(V, F, parts, path, fractions)
     thick = {p: np.nanmax(radii[part == p]) for p in set(part.tolist()) if p >= 0}
-    seen = np.flatnonzero(part >= 0)
-    earlier = np.array([s.part if s.around else -1 for s in sections.along(
-        V, F, parts, path, np.arange(0.0, fractions[0] - 1e-9, STEP))] if after_segment else [], dtype=int)
-    changes = [(k, j) for k, j in zip(seen[:-1], seen[1:])
-               if part[k] != part[j] and (inside[k] or inside[j]) and thick[part[j]] >= SEGMENT_THICK * thick[part[k]]
-               and (not after_segment or _follows_a_segment(np.concatenate([earlier, part[:k + 1]])))
-               and _end_to_end(V, parts, centres, part, k, j)]
-    if not changes:
-        return None
-    k, j = min(changes, key=lambda kj: abs((fractions[kj[0]] + fractions[kj[1]]) / 2 - (lo + hi) / 2))
-    return (centres[k] + centres[j]) / 2
+    earlier = _cut(V, F, parts, path, np.arange(0.0, fractions[0] - 1e-9, STEP))[2] if after_segment else part[:0]
+
+    def keep(k, j):
+        return thick[part[j]] >= SEGMENT_THICK * thick[part[k]] and (
+            not after_segment or _follows_a_segment(np.concatenate([earlier, part[:k + 1]])))
+    inside = (fractions >= lo - 1e-9) & (fractions <= hi + 1e-9)
+    return _gap(fractions, centres, radii, part, inside, (lo + hi) / 2, V, parts, keep)
 
 
 def _follows_a_segment(part) -> bool:
@@ -284,14 +279,15 @@ def _line(points):
     return c, vt[0], float((s[1:] ** 2).sum())
 
 
-def _gap(fractions, centres, radii, part, window, proportion, V, parts):
+def _gap(fractions, centres, radii, part, window, proportion, V, parts, keep=None):
     """Where the sections move from one mesh part to another within the window (the one
     nearest the proportion when several) and the two parts meet there end to end (a
-    sleeve or a trouser leg over a modelled limb overlaps it: no joint): midway between
-    the two sections."""
+    sleeve or a trouser leg over a modelled limb overlaps it: no joint), and `keep(k, j)`
+    if given: midway between the two sections."""
     found = np.flatnonzero(part >= 0)            # the gap itself may cut nothing
     changes = [(k, j) for k, j in zip(found[:-1], found[1:])
-               if part[k] != part[j] and (window[k] or window[j]) and _end_to_end(V, parts, centres, part, k, j)]
+               if part[k] != part[j] and (window[k] or window[j]) and (keep is None or keep(k, j))
+               and _end_to_end(V, parts, centres, part, k, j)]
     if not changes:
         return None
     k, j = min(changes, key=lambda kj: abs((fractions[kj[0]] + fractions[kj[1]]) / 2 - proportion))
