@@ -361,10 +361,12 @@ def _touching(V, comp, parts, lo, hi, size):
 def body_faces(V, F, bodies_and_parts=None) -> np.ndarray:
     """(m,) bool: the faces of the character, less parts far from it (a prop lying
     beside it, a second small figure): the parts of the largest body (separate_bodies)
-    and every crumb whose bounding box is within CRUMB_GAP x the body's size of the body's.
-    Far parts would stretch the normalised frame (a 10 % prop one size away cut the
-    sample's joints from 38 to 21) and get bones of their own. bodies_and_parts: what
-    separate_bodies(V, F) returned, when the caller has it."""
+    and every crumb, or smaller body, whose bounding box is within CRUMB_GAP x the body's
+    size of the body's (a ragdoll's hand half its own length from its forearm is no body
+    of the forearm's, yet the character's). Far parts would stretch the normalised frame
+    (a 10 % prop one size away cut the sample's joints from 38 to 21) and get bones of
+    their own. bodies_and_parts: what separate_bodies(V, F) returned, when the caller
+    has it."""
     bodies, comp = bodies_and_parts or separate_bodies(V, F)
     if not bodies:                             # all crumbs: nothing to tell apart
         return np.ones(len(F), bool)
@@ -373,8 +375,12 @@ def body_faces(V, F, bodies_and_parts=None) -> np.ndarray:
     in_body = np.zeros(comp.max() + 1, bool)
     in_body[np.concatenate([b[1] for b in bodies])] = True
     crumbs = np.flatnonzero(~in_body)
+    near = CRUMB_GAP * (hi - lo).max()
     clo, chi = component_boxes(V, comp, crumbs)
     keep = np.zeros(comp.max() + 1, bool)
     keep[bodies[0][1]] = True
-    keep[crumbs[box_gaps(clo, chi, lo[None], hi[None])[:, 0] <= CRUMB_GAP * (hi - lo).max()]] = True
+    keep[crumbs[box_gaps(clo, chi, lo[None], hi[None])[:, 0] <= near]] = True
+    for _, parts in bodies[1:]:
+        plo, phi = component_boxes(V, comp, parts)
+        keep[parts] = box_gaps(plo.min(axis=0)[None], phi.max(axis=0)[None], lo[None], hi[None])[0, 0] <= near
     return keep[comp[F[:, 0]]]

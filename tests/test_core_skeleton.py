@@ -818,27 +818,30 @@ def segment(a, b, radius, gap=0.012):
     return V @ turn.T + (a + b) / 2, F
 
 
-def ragdoll(arms_down, limbs=1.0, head=1.0):
+def ragdoll(arms_down, limbs=1.0, head=1.0, legs=1.0, gap=0.012):
     """A mannequin of one separate part per body segment (pelvis, chest, head, upper
     arms, forearms, hands, thighs, shins, feet), its arms `arms_down` of the way from a
     T-pose to hanging, its limbs `limbs` times as thick as a slim human's, its head `head`
-    times as big (2.5: a chibi's); (mesh, its left joints)."""
-    joints = {"hip": [0.1, 0, 0.95], "knee": [0.1, 0, 0.5], "ankle": [0.1, 0, 0.08], "toe": [0.1, -0.22, 0.03],
-              "shoulder": [0.2, 0, 1.45], "elbow": [0.48, 0, 1.45 - 0.28 * arms_down],
-              "wrist": [0.74, 0, 1.45 - 0.54 * arms_down], "hand": [0.92, 0, 1.45 - 0.7 * arms_down]}
+    times as big (2.5: a chibi's), its legs `legs` times as long (0.5: a chibi's), its
+    limbs' pieces `gap` short of each joint; (mesh, its left joints)."""
+    hip = 0.95 * legs
+    up = hip - 0.95           # the body above the hips sits this much lower
+    joints = {"hip": [0.1, 0, hip], "knee": [0.1, 0, 0.08 + 0.42 * legs], "ankle": [0.1, 0, 0.08],
+              "toe": [0.1, -0.22, 0.03], "shoulder": [0.2, 0, 1.45 + up], "elbow": [0.48, 0, 1.45 + up - 0.28 * arms_down],
+              "wrist": [0.74, 0, 1.45 + up - 0.54 * arms_down], "hand": [0.92, 0, 1.45 + up - 0.7 * arms_down]}
     J = {k: np.array(v, float) for k, v in joints.items()}
-    pieces = [ellipsoid([0, 0, 1.25], [0.2, 0.12, 0.25], 5), ellipsoid([0, 0, 0.95], [0.17, 0.11, 0.1], 4),
-              segment([0, 0, 1.6], [0, 0, 1.6 + 0.25 * head], 0.12 * head, 0.0)]
+    pieces = [ellipsoid([0, 0, 1.25 + up], [0.2, 0.12, 0.25], 5), ellipsoid([0, 0, hip], [0.17, 0.11, 0.1], 4),
+              segment([0, 0, 1.6 + up], [0, 0, 1.6 + up + 0.25 * head], 0.12 * head, 0.0)]
     for flip in (np.array([1.0, 1, 1]), np.array([-1.0, 1, 1])):
         for a, b, r in (("hip", "knee", 0.07), ("knee", "ankle", 0.055), ("ankle", "toe", 0.045),
                         ("shoulder", "elbow", 0.05), ("elbow", "wrist", 0.04), ("wrist", "hand", 0.035)):
-            pieces.append(segment(J[a] * flip, J[b] * flip, r * limbs))
+            pieces.append(segment(J[a] * flip, J[b] * flip, r * limbs, gap))
     return merge(*pieces), J
 
 
-@pytest.mark.parametrize("arms_down, limbs, head", [(0.0, 1.0, 1.0), (0.7, 1.0, 1.0), (0.0, 1.3, 1.0), (0.7, 1.3, 1.0),
-                                              (0.0, 1.0, 2.5)])
-def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head):
+@pytest.mark.parametrize("arms_down, limbs, head, legs", [(0.0, 1.0, 1.0, 1.0), (0.7, 1.0, 1.0, 1.0), (0.0, 1.3, 1.0, 1.0),
+                                                    (0.7, 1.3, 1.0, 1.0), (0.0, 1.0, 2.5, 1.0), (0.0, 1.0, 2.5, 0.5)])
+def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head, legs):
     """One separate part per body segment: the shin hangs from its own thigh across the
     knee's gap (not from the other shin, whose node can lie nearer: rigged so, a ragdoll
     is no humanoid; tests/test_parts.py), the thighs from the pelvis they touch though
@@ -847,8 +850,11 @@ def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head)
     (docs/auto_skeleton.md#parts); a hanging hand's thigh beside the elbow's gap is no
     piece of the arm (before, that elbow was 12.8 % of the diagonal off). A chibi's big
     head makes the hands small beside the whole: they still end the arms (the wrist went
-    to the elbow's gap when they got no bones)."""
-    (V, F), J = ragdoll(arms_down, limbs, head)
+    to the elbow's gap when they got no bones). A chibi's short thighs sink into its
+    pelvis and get no bones of their own: their surface is still the pelvis's for the
+    shins across the knees' gaps (each shin hung from the other leg's, the hips went to
+    the crotch and the knees lower: 4.6 and 4.8 % of the diagonal off)."""
+    (V, F), J = ragdoll(arms_down, limbs, head, legs)
     sk = extract_skeleton(V, F, naming="mixamo")
     assert sk.info["humanoid"]
     diagonal = np.linalg.norm(np.ptp(V, axis=0))
@@ -858,6 +864,34 @@ def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head)
                          ("wrist", 0.01), ("ankle", 0.02)):
         off = np.linalg.norm(np.asarray(found[marker + ".L"]) - J[marker]) / diagonal
         assert off < most, (marker, found[marker + ".L"], J[marker])
+
+
+def test_the_crotch_is_found_through_a_vertex_right_between_the_legs():
+    """A ragdoll's round pelvis piece has a vertex (its pole) right between the legs: the
+    ray up from the floor there slipped between the triangles around it on 4 of these
+    200 scaled copies, hit the chest, and the hips of a big-headed mannequin went 7 % of
+    the diagonal too high (`bench/mannequins.py`)."""
+    from bonesmith.core.rig.humanoid.recognition import _crotch
+    legs = [ellipsoid([x, 0, 0.5], [0.07, 0.07, 0.4], 4) for x in (-0.1, 0.1)]
+    V, F = merge(ellipsoid([0, 0, 0.95], [0.17, 0.11, 0.1], 4), ellipsoid([0, 0, 1.25], [0.2, 0.12, 0.25], 5), *legs)
+    rng = np.random.default_rng(0)
+    for scale, off in zip(rng.uniform(0.3, 3.0, 200), rng.normal(size=(200, 2)) * 1e-17):
+        z = _crotch(V * scale, F, np.array([off[0], off[1], 0.0]), np.ptp(V[:, 2]) * scale)
+        assert z is not None and abs(z / scale - 0.85) < 1e-6, (scale, off, z)
+
+
+def test_a_ragdolls_hands_floating_half_their_length_off_the_arms_are_the_characters():
+    """Hands 0.07 from the forearms, 0.11 long: too far from the forearm for one body of
+    pieces (meshprep.BODY_GAP x the hand's size), they were left out as props, the arms
+    ended at the wrists, and the elbows and wrists were 5.6 and 7.5 % of the diagonal
+    off. A smaller body near the character's is the character's, like a crumb there."""
+    (V, F), J = ragdoll(0.0, gap=0.035)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and sk.info["far_faces_left_out"] == 0
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    assert sk.info["landmark_cues"]["elbow.L"] == "gap"
+    for marker, most in (("elbow", 0.015), ("wrist", 0.025)):    # the wrist's gap lies past its window's end
+        assert np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) < most * diagonal
 
 
 def test_a_skeleton_of_separate_bones_is_a_humanoid_without_bones_in_its_ribs():

@@ -275,12 +275,13 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         Edges among them, in the original numbering.
     """
     n = len(X)
+    surface = list(node_points)         # ... with those of the nodes merged into each (_attach_part)
     comp = node_components(n, edges)
     order = parts_by_mass(comp, mass)
     adj = adjacency(n, edges)
     kept = list(np.flatnonzero(comp == order[0]))
     new_edges = [(a, b) for a, b in edge_list(adj) if comp[a] == order[0]]
-    gaps = _Gaps(node_points, comp, order[1:], kept)
+    gaps = _Gaps(surface, comp, order[1:], kept)
     remaining = list(order[1:])
     while remaining:
         c = gaps.take_next(remaining, nearest=nearest_first)
@@ -289,9 +290,9 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         if extent[idx[0]] < min_part or (boneless is not None and boneless[idx[0]]):
             continue                       # buttons, ribs, a fish's eyes: follow the nearest bone
         before = len(kept)
-        _attach_part(X, adj, radius, node_points, idx, kept, new_edges, min_branch=min_branch,
-                     inside_body=inside_body, absorb=absorb, comp=comp)
-        gaps.add(kept[before:])
+        grown = _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, min_branch=min_branch,
+                             inside_body=inside_body, absorb=absorb, comp=comp)
+        gaps.add(kept[before:] + grown)
     return np.array(sorted(kept)), new_edges
 
 
@@ -318,24 +319,50 @@ class _Gaps:
         touching the kept ones, else the nearest (ties to the heavier) or, not `nearest`,
         the first."""
         touching = [c for c in remaining if self.gap[c] <= TOUCH_GAP]
-        choice = touching[0] if touching else (min(remaining, key=lambda c: self.gap[c]) if nearest else remaining[0])
+        choice = touching[0] if touching else (min(remaining, key=lambda c: self.gap[c]) if nearest else
+                                               self._toward_kept(remaining[0], remaining))
         del self.gap[choice]
         return choice
 
+    def _toward_kept(self, part, remaining):
+        """`part`, or the part it waits for: one not yet joined that lies nearer to it than
+        the kept ones (a ragdoll's foot waits for its shin, else it hangs from the other
+        foot), in turn (the chain's part nearest to the kept ones, should two wait for
+        each other)."""
+        chain = [part]
+        while True:
+            others = [c for c in remaining if c != chain[-1]]
+            if not others:
+                return chain[-1]
+            tree = cKDTree(self.points[chain[-1]])
+            gap = {c: tree.query(self.points[c])[0].min() for c in others}
+            nearest = min(gap, key=gap.get)
+            if gap[nearest] >= self.gap[chain[-1]]:
+                return chain[-1]
+            if nearest in chain:
+                return min(chain, key=lambda c: self.gap[c])
+            chain.append(nearest)
 
-def _attach_part(X, adj, radius, node_points, idx, kept, new_edges, *, min_branch, inside_body, absorb, comp):
+
+def _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, *, min_branch, inside_body, absorb,
+                 comp):
     """Join the part with nodes idx to the body (kept); appends to kept and new_edges.
-    comp: (k,) the part (graph component) of each node."""
+    comp: (k,) the part (graph component) of each node. `surface`: per node, the surface
+    points the links and join_parts' order measure gaps to: its own (`node_points`) and
+    those of the nodes merged into it, absorbed or hugging the body; updated here. A
+    ragdoll's thigh sunk into its pelvis is still the surface its shin meets across the
+    knee's gap, so the shin hangs from the pelvis, not from the other shin
+    (docs/auto_skeleton.md#parts). Returns the kept nodes whose surface grew."""
     K = np.array(kept)
     body = cKDTree(np.vstack([node_points[k] for k in K]))
+    shell = cKDTree(np.vstack([surface[k] for k in K]))
+    owner = np.repeat(K, [len(surface[k]) for k in K])      # of each of shell's points
     target, free = _absorbed(X, radius, idx, K, inside_body, absorb)
-    if len(free) == 0:
-        return                             # a shell around the body (clothes, helmet)
-    owner = np.repeat(K, [len(node_points[k]) for k in K])      # of each of body's points
+    before = len(kept)
     sub = [(a, b) for a in free for b in adj[a] if b in set(free.tolist()) and a < b]
     local = {v: k for k, v in enumerate(free.tolist())}
     labels = node_components(len(free), [(local[a], local[b]) for a, b in sub])
-    for lab in set(labels.tolist()):
+    for lab in set(labels.tolist()):          # none left: a shell around the body (clothes, helmet)
         piece = free[labels == lab]
         piece_set = set(piece.tolist())
         # Keep only pieces whose surface reaches well away from the body's surface
@@ -346,7 +373,24 @@ def _attach_part(X, adj, radius, node_points, idx, kept, new_edges, *, min_branc
             continue
         kept.extend(piece.tolist())
         new_edges.extend((a, b) for a, b in sub if a in piece_set)
-        new_edges.append(_link(X, adj, piece, target, K, _surface_gaps(body, owner, comp, node_points, piece), comp))
+        new_edges.append(_link(X, adj, piece, target, K, _surface_gaps(shell, owner, comp, node_points, piece), comp))
+    if len(kept) > before:
+        return []
+    return _merge_points(surface, {**_nearest_kept(X, free, K), **target})   # sunk into the body
+
+
+def _merge_points(surface, into: dict) -> list:
+    """Add each node's surface points to those of the kept node it merges `into`
+    (node -> kept node); the kept nodes that grew."""
+    for a, b in into.items():
+        surface[b] = np.vstack([surface[b], surface[a]])
+    return sorted(set(into.values()))
+
+
+def _nearest_kept(X, piece, K) -> dict:
+    """Each node of the piece -> the kept node (of K) nearest to it."""
+    d = np.linalg.norm(X[piece, None] - X[None, K], axis=2)
+    return dict(zip(piece.tolist(), K[d.argmin(axis=1)].tolist()))
 
 
 def _absorbed(X, radius, idx, K, inside_body, absorb):
@@ -361,10 +405,10 @@ def _absorbed(X, radius, idx, K, inside_body, absorb):
     return dict(zip(idx[absorbed].tolist(), near[absorbed].tolist())), idx[~absorbed]
 
 
-def _surface_gaps(body, owner, comp, node_points, piece) -> dict:
+def _surface_gaps(shell, owner, comp, node_points, piece) -> dict:
     """Per kept part (component), the shortest distance from the piece's surface points
-    to its own (`body`: a cKDTree of the kept nodes' points, `owner`: their nodes)."""
-    dist, nearest = body.query(np.vstack([node_points[k] for k in piece]))
+    to its own (`shell`: a cKDTree of the kept nodes' surface points, `owner`: their nodes)."""
+    dist, nearest = shell.query(np.vstack([node_points[k] for k in piece]))
     gaps = {}
     for d, c in zip(dist, comp[owner[nearest]]):
         gaps[c] = min(gaps.get(c, np.inf), d)

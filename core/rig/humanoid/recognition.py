@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
-from ...rays import ray_hits
+from ...rays import inflated_corners, ray_hits
 from ..bones import END_REACH
 from ..graph import length_graph
 from ..polyline import length as path_length
@@ -43,6 +43,7 @@ ROBE_PELVIS = 0.2          # a pelvis this low (share of the height) is a robe's
 HIDDEN_HIP = 0.47          # ... and the hips go up to this share of the height (the CC0 artists' median)
 CROTCH_DROP = 0.02         # hip sockets this far (share of the height) below the crotch go up to it (_hips_to_crotch)
 CROTCH_GAP = (0.01, 0.03, 0.06)   # ... the crotch's gap looked through this far below it (share of the height)
+CROTCH_GROW = 1e-6         # ... the rays' triangles grown this much (share of the height): none slips between two
 
 
 @dataclass
@@ -216,9 +217,11 @@ def _crotch(V, F, between, height):
     """Height of the first surface straight above the floor at `between` (x, y), or None
     when nothing is there or the gap below it is closed to the front and the back at each
     of the CROTCH_GAP depths (thighs touching just under the crotch close the first;
-    a skirt closes them all)."""
-    T0 = V[F[:, 0]]
-    E1, E2 = V[F[:, 1]] - T0, V[F[:, 2]] - T0
+    a skirt closes them all). The triangles are grown by CROTCH_GROW x the height: a ray
+    up through a vertex (a ragdoll's round pelvis piece has one right between the legs)
+    slipped between the triangles around it and hit the chest."""
+    T0, T1, T2 = inflated_corners(V, F, CROTCH_GROW * height)
+    E1, E2 = T1 - T0, T2 - T0
     start = np.array([between[0], between[1], V[:, 2].min() - 0.01 * height])
     t = ray_hits(start, np.array([[0.0, 0.0, 1.0]]), T0, E1, E2)[0]
     if not np.isfinite(t):
