@@ -839,9 +839,9 @@ def ragdoll(arms_down, limbs=1.0, head=1.0, legs=1.0, gap=0.012):
     return merge(*pieces), J
 
 
-@pytest.mark.parametrize("arms_down, limbs, head, legs", [(0.0, 1.0, 1.0, 1.0), (0.7, 1.0, 1.0, 1.0), (0.0, 1.3, 1.0, 1.0),
-                                                    (0.7, 1.3, 1.0, 1.0), (0.0, 1.0, 2.5, 1.0), (0.0, 1.0, 2.5, 0.5)])
-def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head, legs):
+@pytest.mark.parametrize("arms_down, limbs, head", [(0.0, 1.0, 1.0), (0.7, 1.0, 1.0), (0.0, 1.3, 1.0), (0.7, 1.3, 1.0),
+                                              (0.0, 1.0, 2.5)])
+def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head):
     """One separate part per body segment: the shin hangs from its own thigh across the
     knee's gap (not from the other shin, whose node can lie nearer: rigged so, a ragdoll
     is no humanoid; tests/test_parts.py), the thighs from the pelvis they touch though
@@ -850,11 +850,8 @@ def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head,
     (docs/auto_skeleton.md#parts); a hanging hand's thigh beside the elbow's gap is no
     piece of the arm (before, that elbow was 12.8 % of the diagonal off). A chibi's big
     head makes the hands small beside the whole: they still end the arms (the wrist went
-    to the elbow's gap when they got no bones). A chibi's short thighs sink into its
-    pelvis and get no bones of their own: their surface is still the pelvis's for the
-    shins across the knees' gaps (each shin hung from the other leg's, the hips went to
-    the crotch and the knees lower: 4.6 and 4.8 % of the diagonal off)."""
-    (V, F), J = ragdoll(arms_down, limbs, head, legs)
+    to the elbow's gap when they got no bones)."""
+    (V, F), J = ragdoll(arms_down, limbs, head)
     sk = extract_skeleton(V, F, naming="mixamo")
     assert sk.info["humanoid"]
     diagonal = np.linalg.norm(np.ptp(V, axis=0))
@@ -864,6 +861,21 @@ def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head,
                          ("wrist", 0.01), ("ankle", 0.02)):
         off = np.linalg.norm(np.asarray(found[marker + ".L"]) - J[marker]) / diagonal
         assert off < most, (marker, found[marker + ".L"], J[marker])
+
+
+@pytest.mark.parametrize("arms_down, head", [(0.0, 1.0), (0.7, 2.5)])
+def test_a_chibi_ragdolls_short_thighs_sunk_into_its_pelvis_still_carry_its_shins(arms_down, head):
+    """Legs half a human's: the thighs sink into the pelvis and get no bones of their
+    own. Their surface is still the body's for the links, so each shin hangs from the
+    pelvis across its knee's gap: one shin hung from the other (nearer than the pelvis's
+    own surface), the hips went to the crotch, 4.2 and 3.9 % of the diagonal off."""
+    (V, F), J = ragdoll(arms_down, head=head, legs=0.5)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and sk.info["landmark_cues"]["knee.L"] == "gap"
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    for marker, most in (("hip", 0.025), ("knee", 0.015)):
+        off = np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) / diagonal
+        assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
 
 
 def test_the_crotch_is_found_through_a_vertex_right_between_the_legs():

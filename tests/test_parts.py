@@ -33,22 +33,6 @@ def joined(pieces, mass):
                       np.full(len(X), 1.0), points, min_part=0.08, min_branch=0.05)
 
 
-def test_a_foot_heavier_than_its_shin_waits_for_the_shin_instead_of_hanging_from_the_other_foot():
-    """Heaviest first, the first foot hung from the body across the shin's length, the
-    second from the first foot (0.06 apart, the body 0.4 away). A part waits for an
-    unjoined part nearer to it than the kept ones: each foot hangs from its own shin."""
-    pieces = [chain(0.0, (1.0, 0.5), [0.95, 0.75, 0.55], 0.15),               # pelvis (the body)
-              chain(-0.08, (0.476, 0.25), [0.45, 0.3]),                      # right shin
-              chain(0.08, (0.476, 0.25), [0.45, 0.3]),                       # left shin
-              chain(-0.08, (0.226, 0.0), [0.2, 0.1, 0.02], 0.05),            # right foot
-              chain(0.08, (0.226, 0.0), [0.2, 0.1, 0.02], 0.05)]             # left foot
-    kept, links = joined(pieces, [10.0, 2.0, 2.0, 3.0, 3.0])
-    assert len(kept) == 13
-    for shin, foot in (({3, 4}, {7, 8, 9}), ({5, 6}, {10, 11, 12})):
-        hang = [(a, b) for a, b in links if (a in foot) != (b in foot)]
-        assert len(hang) == 1 and (set(hang[0]) - foot) <= shin, hang
-
-
 def test_a_shin_hangs_from_its_own_thigh_across_the_knee_not_from_the_nearer_node_of_the_other_shin():
     """The left thigh's last node lies 0.17 above the left shin's first, the right shin's
     node 0.16 beside it; the surfaces say where the shin meets the body: 0.024 from its

@@ -275,7 +275,7 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         Edges among them, in the original numbering.
     """
     n = len(X)
-    surface = list(node_points)         # ... with those of the nodes merged into each (_attach_part)
+    surface = list(node_points)         # per node, with the points of parts sunk into it (_attach_part)
     comp = node_components(n, edges)
     order = parts_by_mass(comp, mass)
     adj = adjacency(n, edges)
@@ -298,7 +298,8 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
 
 class _Gaps:
     """Per part not yet joined, the shortest distance from its surface points to those
-    of the nodes kept so far (join_parts' order)."""
+    of the nodes kept so far, with the points of the parts sunk into them (join_parts'
+    order)."""
 
     def __init__(self, node_points, comp, parts, kept):
         self.node_points = node_points
@@ -319,29 +320,9 @@ class _Gaps:
         touching the kept ones, else the nearest (ties to the heavier) or, not `nearest`,
         the first."""
         touching = [c for c in remaining if self.gap[c] <= TOUCH_GAP]
-        choice = touching[0] if touching else (min(remaining, key=lambda c: self.gap[c]) if nearest else
-                                               self._toward_kept(remaining[0], remaining))
+        choice = touching[0] if touching else (min(remaining, key=lambda c: self.gap[c]) if nearest else remaining[0])
         del self.gap[choice]
         return choice
-
-    def _toward_kept(self, part, remaining):
-        """`part`, or the part it waits for: one not yet joined that lies nearer to it than
-        the kept ones (a ragdoll's foot waits for its shin, else it hangs from the other
-        foot), in turn (the chain's part nearest to the kept ones, should two wait for
-        each other)."""
-        chain = [part]
-        while True:
-            others = [c for c in remaining if c != chain[-1]]
-            if not others:
-                return chain[-1]
-            tree = cKDTree(self.points[chain[-1]])
-            gap = {c: tree.query(self.points[c])[0].min() for c in others}
-            nearest = min(gap, key=gap.get)
-            if gap[nearest] >= self.gap[chain[-1]]:
-                return chain[-1]
-            if nearest in chain:
-                return min(chain, key=lambda c: self.gap[c])
-            chain.append(nearest)
 
 
 def _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, *, min_branch, inside_body, absorb,
@@ -349,10 +330,10 @@ def _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, *, 
     """Join the part with nodes idx to the body (kept); appends to kept and new_edges.
     comp: (k,) the part (graph component) of each node. `surface`: per node, the surface
     points the links and join_parts' order measure gaps to: its own (`node_points`) and
-    those of the nodes merged into it, absorbed or hugging the body; updated here. A
-    ragdoll's thigh sunk into its pelvis is still the surface its shin meets across the
-    knee's gap, so the shin hangs from the pelvis, not from the other shin
-    (docs/auto_skeleton.md#parts). Returns the kept nodes whose surface grew."""
+    those of the nodes of parts sunk into the body (none of their pieces kept) merged
+    into it; updated here. A ragdoll's thigh sunk into its pelvis is still the surface
+    its shin meets across the knee's gap, so the shin hangs from the pelvis, not from the
+    other shin (docs/auto_skeleton.md#parts). Returns the kept nodes whose surface grew."""
     K = np.array(kept)
     body = cKDTree(np.vstack([node_points[k] for k in K]))
     shell = cKDTree(np.vstack([surface[k] for k in K]))
