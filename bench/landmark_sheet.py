@@ -6,9 +6,10 @@ roles (orange, naming "mixamo"), joined by a line where they differ.
     .venv/bin/python bench/landmark_sheet.py RECORD [RECORD ...] [--out PNG] [--size 320]
         [--arms-down DEG]
 
-RECORD is a record name of ../shared/data (without .npz). A character not recognised as
-a humanoid shows the artist's joints only and says so. Needs Pillow
-(requirements-bench.txt).
+RECORD is a record name of ../shared/data (without .npz), or `mannequin:legs=0.5,head=2.5`
+for a generated segmented mannequin (bench/mannequins.py, its parameters; blue: the joints
+that made it). A character not recognised as a humanoid shows the artist's joints only
+and says so. Needs Pillow (requirements-bench.txt).
 """
 from __future__ import annotations
 
@@ -22,18 +23,22 @@ from PIL import Image, ImageDraw
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS  # noqa: E402
 from humanoid import LABELS, arms_lowered, artist_landmarks, sides_swapped, swap  # noqa: E402
+from mannequins import mannequin  # noqa: E402
 from skeleton_sheet import ARTIST, MESH, OURS, save_sheet  # noqa: E402
 
 from bonesmith.core.skeleton import extract_skeleton  # noqa: E402
 
 ROLES = ("upper_arm", "forearm", "hand", "thigh", "shin", "foot", "head")
+# a generated mannequin's joints (bench/mannequins.py) -> the role whose head lies there
+MANNEQUIN_ROLES = {"shoulder": "upper_arm", "elbow": "forearm", "wrist": "hand", "hip": "thigh", "knee": "shin",
+                   "ankle": "foot"}
 
 
 def landmarks(rec):
     """(artist's {role: point}, ours {role: point} or None) for the scored roles."""
     sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
-    theirs = {r: p for r, p in artist_landmarks(rec["joint_names"], rec["joints"]).items()
-              if r.split(".")[0] in ROLES}
+    theirs = rec.get("theirs") or {r: p for r, p in artist_landmarks(rec["joint_names"], rec["joints"]).items()
+                                   if r.split(".")[0] in ROLES}
     if not sk.info["humanoid"]:
         return theirs, None
     mine = {role: sk.joints[k] for k, role in enumerate(sk.info["roles"])}
@@ -71,6 +76,16 @@ def tile(name, rec, size):
     return image
 
 
+def generated(name):
+    """A `mannequin:key=value,...` record: its mesh and its joints as the artist's."""
+    params = dict(item.split("=") for item in name.partition(":")[2].split(",") if item)
+    V, F, J = mannequin(**{k: float(v) for k, v in params.items()})
+    theirs = {}
+    for joint, role in MANNEQUIN_ROLES.items():
+        theirs[role + ".L"], theirs[role + ".R"] = J[joint], J[joint] * [-1.0, 1.0, 1.0]
+    return {"verts": V, "faces": F, "theirs": theirs}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("records", nargs="+")
@@ -82,6 +97,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     tiles = []
     for name in args.records:
+        if name.startswith("mannequin"):
+            tiles.append(tile(name, generated(name), args.size))
+            continue
         with np.load(args.data / f"{name}.npz") as d:
             rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names", "joint_tails", "parents", "weights")}
         if args.arms_down:
