@@ -2,7 +2,7 @@
 """Segmented mannequins of many proportions (docs/auto_skeleton.md#parts): is each one a
 humanoid, and are its landmarks where its pieces meet?
 
-    python bench/mannequins.py [--out bench/results/mannequins.md]
+    python bench/mannequins.py [--out bench/results/mannequins.md] [--ball 0.6]
 
 A ragdoll mannequin has one separate piece per body segment (pelvis, chest, head, upper
 arms, forearms, hands, thighs, shins, feet), each an ellipsoid from joint to joint, a
@@ -12,7 +12,8 @@ and ../shared/data barely holds (one ragdoll-like skeleton monster): leg length 
 (1 or 1.3 x a slim human's), the arms (T-pose or hanging 0.7 of the way down) and the gap
 between pieces (0.012 or 0.03 of a 1.9-tall body). Per value of each parameter: how many
 are recognised, the mean error of the named landmarks (Auto Skeleton, naming "mixamo",
-info["landmarks"]; % of the bounding-box diagonal) and how many are over 4 % off. No
+info["landmarks"]; % of the bounding-box diagonal) and how many are over 4 % off. With
+--ball, each is a wooden artist's mannequin instead: a ball at every limb joint. No
 ../shared data is read; about 2 minutes on 2 cores.
 """
 from __future__ import annotations
@@ -62,8 +63,13 @@ def piece(a, b, radius, gap):
     return V @ np.column_stack([side, np.cross(axis, side), axis]).T + (a + b) / 2, F
 
 
-def mannequin(legs=1.0, head=1.0, limbs=1.0, arms_down=0.0, gap=0.012):
-    """(V, F, its left joints {landmark: point}): a ragdoll facing -Y, up +Z."""
+BALLS = {"hip": 0.06, "knee": 0.05, "ankle": 0.04, "shoulder": 0.045, "elbow": 0.04, "wrist": 0.03}   # radii
+
+
+def mannequin(legs=1.0, head=1.0, limbs=1.0, arms_down=0.0, gap=0.012, ball=0.0):
+    """(V, F, its left joints {landmark: point}): a ragdoll facing -Y, up +Z; with `ball`
+    > 0, a wooden mannequin: a ball of `ball` x BALLS' radius (x `limbs`) at each limb
+    joint, the pieces that much shorter at each end."""
     hip = 0.95 * legs
     J = {"hip": [0.1, 0, hip], "knee": [0.1, 0, 0.08 + 0.45 * legs], "ankle": [0.1, 0, 0.08],
          "toe": [0.1, -0.22, 0.03], "shoulder": [0.2, 0, hip + 0.5]}
@@ -77,16 +83,19 @@ def mannequin(legs=1.0, head=1.0, limbs=1.0, arms_down=0.0, gap=0.012):
     for flip in (np.array([1.0, 1, 1]), np.array([-1.0, 1, 1])):
         for a, b, r in (("hip", "knee", 0.07), ("knee", "ankle", 0.055), ("ankle", "toe", 0.045),
                         ("shoulder", "elbow", 0.05), ("elbow", "wrist", 0.04), ("wrist", "hand", 0.035)):
-            meshes.append(piece(J[a] * flip, J[b] * flip, r * limbs, gap))
+            meshes.append(piece(J[a] * flip, J[b] * flip, r * limbs, gap + 0.04 * ball * limbs))
+        for name, r in BALLS.items() if ball else ():
+            V, F = ellipsoid([r * ball * limbs] * 3)
+            meshes.append((V + J[name] * flip, F))
     offsets = np.cumsum([0] + [len(v) for v, _ in meshes[:-1]])
     V = np.vstack([v for v, _ in meshes])
     F = np.vstack([f + o for (_, f), o in zip(meshes, offsets)])
     return V, F, J
 
 
-def score(params: dict):
+def score(params: dict, ball: float = 0.0):
     """{landmark: % of the diagonal off} of one mannequin, or None if not a humanoid."""
-    V, F, J = mannequin(**params)
+    V, F, J = mannequin(**params, ball=ball)
     sk = extract_skeleton(V, F, naming="mixamo")
     if not sk.info["humanoid"]:
         return None
@@ -98,11 +107,13 @@ def score(params: dict):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=RESULTS / "mannequins.md")
+    parser.add_argument("--ball", type=float, default=0.0,
+                        help="wooden mannequins: a ball joint of this x BALLS' radius at each limb joint")
     args = parser.parse_args(argv)
     runs = [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
     results = []
     for k, params in enumerate(runs, 1):
-        results.append((params, score(params)))
+        results.append((params, score(params, args.ball)))
         print(f"[{k}/{len(runs)}] {params}: {results[-1][1] and {m: round(e, 1) for m, e in results[-1][1].items()}}",
               flush=True)
     rows = []
@@ -115,8 +126,8 @@ def main(argv=None):
             rows.append([name if value is None else f"{name} {value}", f"{len(found)} / {len(group)}", *mean,
                          f"{wrong}"])
     table = markdown_table(["mannequins", "humanoid", *LANDMARKS, f"any > {OFF:g} % off"], rows)
-    text = ("Segmented mannequins (bench/mannequins.py): recognised / generated, mean landmark error "
-            "(% of the diagonal) over the recognised\n\n" + table + "\n")
+    text = (f"Segmented mannequins (bench/mannequins.py{f' --ball {args.ball:g}' if args.ball else ''}): recognised / "
+            "generated, mean landmark error (% of the diagonal) over the recognised\n\n" + table + "\n")
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -878,6 +878,23 @@ def test_a_chibi_ragdolls_short_thighs_sunk_into_its_pelvis_still_carry_its_shin
         assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
 
 
+def test_a_wooden_mannequins_knees_and_elbows_are_its_ball_joints():
+    """An artist's wooden mannequin: a ball between the segments at each knee and elbow.
+    The sections go thigh -> ball -> shin; the joint is the ball's middle, not where the
+    thigh meets it (2.0 % of the diagonal off; the elbows at the upper arm's end, 1.6 %)."""
+    (V, F), J = ragdoll(0.0, gap=0.05)
+    balls = [ellipsoid(J[name] * [side, 1.0, 1.0], [r, r, r], 4)
+             for name, r in (("knee", 0.045), ("elbow", 0.035)) for side in (1.0, -1.0)]
+    V, F = merge((V, F), *balls)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"]
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    for marker in ("knee", "elbow"):
+        assert sk.info["landmark_cues"][marker + ".L"] == "gap"
+        off = np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) / diagonal
+        assert off < 0.006, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
+
+
 def test_the_crotch_is_found_through_a_vertex_right_between_the_legs():
     """A ragdoll's round pelvis piece has a vertex (its pole) right between the legs: the
     ray up from the floor there slipped between the triangles around it on 4 of these
