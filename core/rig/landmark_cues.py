@@ -6,8 +6,8 @@
    an angle, and fit them far better split there than anywhere near the window's ends
    (a knee or an elbow bent in the rest pose, not a curve);
 2. a gap: in a segmented body (one separate part per segment) the section moves from
-   one mesh part to the next there, the two parts meeting end to end (or through a ball
-   between them, a wooden mannequin's: the ball's middle);
+   one mesh part to the next there, the two parts meeting end to end (or through a short
+   piece between them, a wooden mannequin's ball: its middle);
 3. else a proportion of the limb's path (the artists' median).
 A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's end of that
 narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
@@ -37,7 +37,7 @@ STEP = 0.02               # sections this share of the path apart
 BEND_DEGREES = 25.0       # the two segments' lines meet at least this angle: a bend
 KINK = 0.25               # ... and fit at most this share as badly split there as split at the window's ends
 OVERLAP = 0.1             # two limb parts meeting end to end overlap at most this share of the limb's length
-BALL = 1.5                # a part between two limb segments no longer along the limb than this x its breadth: a ball joint
+BALL = 0.5                # a part between two limb segments at most this x as long as each (along the limb): a joint piece
 # limb -> (window searched for the joint, the range of the path the segments' lines are fitted on)
 LIMBS = {"leg": ((0.22, 0.55), (0.10, 0.68)), "arm": ((0.32, 0.64), (0.22, 0.70))}
 WRIST_WINDOW = (0.64, 0.84)   # the arm path's share searched for the wrist
@@ -297,30 +297,25 @@ def _gap(fractions, centres, radii, part, window, proportion, V, parts, keep=Non
 
 
 def _balls(changes, V, parts, centres, part):
-    """The changes of part along a limb (pairs of sections), those into and out of a ball
-    joint made one: a round part between two segments (no longer along the limb than
-    BALL x its breadth across it; a wooden mannequin's knee) is the joint, at its middle
-    (the sections' pair spans it)."""
+    """The changes of part along a limb (pairs of sections), those into and out of a joint
+    piece made one: a part between two limb segments, along the limb at most BALL x as
+    long as each of them (a wooden mannequin's ball, a mech's hinge), is the joint, at its
+    middle (the sections' pair spans it)."""
     axis = centres[-1] - centres[0]
     axis = axis / max(np.linalg.norm(axis), 1e-12)
+    length = {p: np.ptp(V[parts == p] @ axis) for p in set(part.tolist()) if p >= 0}
     out, skip = [], False
     for (k, j), after in zip(changes, changes[1:] + [None]):
         if skip:
             skip = False
             continue
-        if after is not None and part[j] == part[after[0]] and _round(V[parts == part[j]], axis):
+        if (after is not None and part[j] == part[after[0]]
+                and length[part[j]] <= BALL * min(length[part[k]], length[part[after[1]]])):
             out.append((k, after[1]))
             skip = True
         else:
             out.append((k, j))
     return out
-
-
-def _round(P, axis) -> bool:
-    """Whether the points P extend no farther along `axis` than BALL x across it."""
-    along = P @ axis
-    across = P - np.outer(along, axis)
-    return bool(np.ptp(along) <= BALL * np.ptp(across, axis=0).max())
 
 
 def _end_to_end(V, parts, centres, part, k, j) -> bool:
