@@ -301,6 +301,8 @@ def _balls(changes, V, parts, centres, part):
     piece made one: a part between two limb segments, along the limb at most BALL x as
     long as each of them (a wooden mannequin's ball, a mech's hinge), is the joint, at its
     middle (the sections' pair spans it)."""
+    if len(changes) < 2:
+        return changes
     axis = centres[-1] - centres[0]
     axis = axis / max(np.linalg.norm(axis), 1e-12)
     length = {p: np.ptp(V[parts == p] @ axis) for p in set(part.tolist()) if p >= 0}
