@@ -34,6 +34,7 @@ GRID = {"legs": (0.5, 0.75, 1.0, 1.2), "head": (1.0, 2.5), "limbs": (1.0, 1.3), 
         "gap": (0.012, 0.03)}
 LANDMARKS = ("hip", "knee", "ankle", "shoulder", "elbow", "wrist")
 OFF = 4.0          # % of the diagonal: a landmark this far off counts as wrong
+BALLS = {"hip": 0.06, "knee": 0.05, "ankle": 0.04, "shoulder": 0.045, "elbow": 0.04, "wrist": 0.03}   # --ball radii
 
 
 def ellipsoid(radii, n: int = 12):
@@ -63,13 +64,10 @@ def piece(a, b, radius, gap):
     return V @ np.column_stack([side, np.cross(axis, side), axis]).T + (a + b) / 2, F
 
 
-BALLS = {"hip": 0.06, "knee": 0.05, "ankle": 0.04, "shoulder": 0.045, "elbow": 0.04, "wrist": 0.03}   # radii
-
-
 def mannequin(legs=1.0, head=1.0, limbs=1.0, arms_down=0.0, gap=0.012, ball=0.0):
     """(V, F, its left joints {landmark: point}): a ragdoll facing -Y, up +Z; with `ball`
     > 0, a wooden mannequin: a ball of `ball` x BALLS' radius (x `limbs`) at each limb
-    joint, the pieces that much shorter at each end."""
+    joint, the limb pieces 0.04 x `ball` (x `limbs`) shorter at each end."""
     hip = 0.95 * legs
     J = {"hip": [0.1, 0, hip], "knee": [0.1, 0, 0.08 + 0.45 * legs], "ankle": [0.1, 0, 0.08],
          "toe": [0.1, -0.22, 0.03], "shoulder": [0.2, 0, hip + 0.5]}

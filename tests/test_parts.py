@@ -19,20 +19,6 @@ def chain(x, tops_and_bottoms, nodes, radius=0.05):
     return X, [(k, k + 1) for k in range(len(nodes) - 1)], [points[owner == k] for k in range(len(nodes))]
 
 
-def joined(pieces, mass):
-    """join_parts on the pieces (chain's) with these weights: (kept, links)."""
-    X, edges, points, weight, offset = [], [], [], [], 0
-    for (x, e, p), m in zip(pieces, mass):
-        X.append(x)
-        edges += [(a + offset, b + offset) for a, b in e]
-        points += p
-        weight += [m] * len(x)
-        offset += len(x)
-    X = np.vstack(X)
-    return join_parts(X, np.array(edges), np.full(len(X), 0.05), np.array(weight),
-                      np.full(len(X), 1.0), points, min_part=0.08, min_branch=0.05)
-
-
 def test_a_shin_hangs_from_its_own_thigh_across_the_knee_not_from_the_nearer_node_of_the_other_shin():
     """The left thigh's last node lies 0.17 above the left shin's first, the right shin's
     node 0.16 beside it; the surfaces say where the shin meets the body: 0.024 from its
@@ -42,8 +28,18 @@ def test_a_shin_hangs_from_its_own_thigh_across_the_knee_not_from_the_nearer_nod
               chain(0.1, (0.788, 0.512), [0.75, 0.62]),                      # left thigh, nodes end higher
               chain(-0.08, (0.488, 0.1), [0.45, 0.3, 0.15]),                 # right shin
               chain(0.08, (0.488, 0.1), [0.45, 0.3, 0.15])]                  # left shin
-    kept, links = joined(pieces, [10.0, 3.0, 3.0, 2.0, 1.9])              # joined in this order
-    assert len(kept) == 14
+    mass = [10.0, 3.0, 3.0, 2.0, 1.9]                                       # joined in this order
+    X, edges, points, weight, offset = [], [], [], [], 0
+    for (x, e, p), m in zip(pieces, mass):
+        X.append(x)
+        edges += [(a + offset, b + offset) for a, b in e]
+        points += p
+        weight += [m] * len(x)
+        offset += len(x)
+    X = np.vstack(X)
+    kept, links = join_parts(X, np.array(edges), np.full(len(X), 0.05), np.array(weight),
+                             np.full(len(X), 1.0), points, min_part=0.08, min_branch=0.05)
+    assert len(kept) == len(X)
     left_shin, left_thigh = {11, 12, 13}, {6, 7}
     hang = [(a, b) for a, b in links if (a in left_shin) != (b in left_shin)]
     assert len(hang) == 1 and (set(hang[0]) - left_shin) <= left_thigh, hang     # before: the right shin's node

@@ -301,9 +301,9 @@ class _Gaps:
     of the nodes kept so far, with the points of the parts sunk into them (join_parts'
     order)."""
 
-    def __init__(self, node_points, comp, parts, kept):
-        self.node_points = node_points
-        self.points = {c: np.vstack([node_points[k] for k in np.flatnonzero(comp == c)]) for c in parts}
+    def __init__(self, surface, comp, parts, kept):
+        self.surface = surface
+        self.points = {c: np.vstack([surface[k] for k in np.flatnonzero(comp == c)]) for c in parts}
         self.gap = dict.fromkeys(parts, np.inf)
         self.add(kept)
 
@@ -311,7 +311,7 @@ class _Gaps:
         """Count the newly kept `nodes` in the gaps."""
         if len(nodes) == 0:
             return
-        tree = cKDTree(np.vstack([self.node_points[k] for k in nodes]))
+        tree = cKDTree(np.vstack([self.surface[k] for k in nodes]))
         for c in self.gap:
             self.gap[c] = min(self.gap[c], tree.query(self.points[c])[0].min())
 
@@ -336,8 +336,7 @@ def _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, *, 
     other shin (docs/auto_skeleton.md#parts). Returns the kept nodes whose surface grew."""
     K = np.array(kept)
     body = cKDTree(np.vstack([node_points[k] for k in K]))
-    shell = cKDTree(np.vstack([surface[k] for k in K]))
-    owner = np.repeat(K, [len(surface[k]) for k in K])      # of each of shell's points
+    shell = None                           # the kept nodes' surface points, when a piece needs a link
     target, free = _absorbed(X, radius, idx, K, inside_body, absorb)
     before = len(kept)
     sub = [(a, b) for a in free for b in adj[a] if b in set(free.tolist()) and a < b]
@@ -352,6 +351,9 @@ def _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, *, 
         reach = body.query(np.vstack([node_points[k] for k in piece]))[0]
         if reach.max() < min_branch:
             continue
+        if shell is None:
+            shell = cKDTree(np.vstack([surface[k] for k in K]))
+            owner = np.repeat(K, [len(surface[k]) for k in K])      # of each of shell's points
         kept.extend(piece.tolist())
         new_edges.extend((a, b) for a, b in sub if a in piece_set)
         new_edges.append(_link(X, adj, piece, target, K, _surface_gaps(shell, owner, comp, node_points, piece), comp))
