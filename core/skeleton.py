@@ -176,7 +176,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     # the tree the humanoid test reads keeps smaller parts: a ragdoll's hands and feet
     # (docs/auto_skeleton.md#segmented-mannequins); the lean rig is joined again with min_part
     tree = _rig_tree(X, radius, edges, members, parts, V, F, dict(opt, min_part=LIMB_END_PART * opt["min_part"]),
-                     detail, symmetric)
+                     detail, symmetric, end_pieces=True)
 
     def joints(lean):
         t = tree
@@ -294,14 +294,14 @@ def _upright_bones(pos, par, socket, turn):
     return heads @ upright.T, tails @ upright.T, parents, upright
 
 
-def _rig_tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first=False):
+def _rig_tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first=False, end_pieces=False):
     """Skeleton graph of the proxy (refined node positions X, radii, edges, members,
     parts) -> rooted tree for _rig_joints: (X (k, 3) node positions, radius (k,), adj,
     root, parts); adj is None for a blob (no tree to cut) and for a rigid solid in one
     part (rig.rigid_solid: a cube, an egg). nearest_first: rig.join_parts'."""
     if len(parts.extent) == 1 and rig.rigid_solid(V):
         return X, radius, None, 0, parts
-    X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first)
+    X, adj, root = _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first, end_pieces)
     if len(adj) < 2 or np.ptp(X[list(adj)], axis=0).max() < opt["merge_length"]:
         adj = None
     return X, radius, adj, root, parts
@@ -375,7 +375,7 @@ def _rigid_leaves(V, parts, radius, min_part):
     return rig.rigid_leaf_parts(V, parts.comp[parts.owner], body, parts.boneless | (parts.extent < min_part), thickness)
 
 
-def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first=False):
+def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first=False, end_pieces=False):
     """One pruned tree out of the per-part graphs, and its root.
 
     Returns (X (k, 3) with the leaves extended, adj: the tree, root node).
@@ -387,7 +387,7 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, neares
                                   min_branch=opt["min_branch"],
                                   inside_body=_inside_body(V, F, parts.owner, len(parts.comp)),
                                   absorb=ABSORB, boneless=parts.boneless[parts.comp],
-                                  nearest_first=nearest_first)
+                                  nearest_first=nearest_first, end_pieces=end_pieces)
     tree = rig.spanning_tree(X, kept, joined)
     adj = rig.adjacency(0, tree)
     if len(kept) == 1:

@@ -57,6 +57,7 @@ TORSO_WIDER = 2.5         # a section of the arm path this many times the forear
 FOREARM = (0.5, 0.8)      # ... the forearm's radius: the median section over this share of the path
 TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the path
 SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this many forearm radii is no socket
+ROUND = 1.3               # a socket's ball: its longest extent at most this x its shortest
 HEAD_ON_TORSO = 0.005     # a head piece whose lowest point lies this share of the height from the torso piece's top sits on it
 
 
@@ -211,6 +212,37 @@ def head_piece(V, F, parts, path):
     heights = np.array([point_at(path, f)[2] for f in np.linspace(0.0, 1.0, 201)])
     above = np.flatnonzero(heights >= base)
     return float(above[0] / 200) if len(above) and 0 < above[0] < 200 else None
+
+
+def socket_ball(V, F, parts, socket, joint):
+    """The centre of a ball sunk into the pelvis at the top of a segmented thigh (a wooden
+    mannequin's hip), or None: a separate round piece (extents within ROUND of each other)
+    whose centre lies on the thigh's axis (the line joint -> socket, within half its own
+    radius) beyond the socket, at most BALL x as long as the thigh's piece along that axis
+    (a joint piece, as in _balls), its nearest point within its own radius of the thigh
+    piece's end. The thigh's piece is the one the section halfway from the socket to the
+    knee (`joint`) winds around."""
+    socket, joint = np.asarray(socket, float), np.asarray(joint, float)
+    axis = socket - joint
+    length = np.linalg.norm(axis)
+    if length < 1e-12:
+        return None
+    axis /= length
+    limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
+    if not limb.around or limb.part < 0:
+        return None
+    reach = V[parts == limb.part] @ axis
+    top, thigh_length = reach.max(), np.ptp(reach)
+    for p in set(parts.tolist()) - {limb.part}:
+        P = V[parts == p]
+        extent = np.ptp(P, axis=0)
+        centre, radius = (P.max(axis=0) + P.min(axis=0)) / 2, extent.max() / 2
+        off = centre - socket
+        if (extent.max() <= ROUND * extent.min() and off @ axis > 0
+                and np.linalg.norm(off - (off @ axis) * axis) <= radius / 2
+                and 2 * radius <= BALL * thigh_length and abs((P @ axis).min() - top) <= radius):
+            return centre
+    return None
 
 
 def ankle(path, proportion: float):

@@ -231,7 +231,8 @@ def parts_by_mass(comp, mass) -> list:
 
 
 def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float,
-               inside_body=None, absorb: float = 1.0, boneless=None, nearest_first: bool = False):
+               inside_body=None, absorb: float = 1.0, boneless=None, nearest_first: bool = False,
+               end_pieces: bool = False):
     """Make one connected graph out of the per-part skeleton graphs.
 
     Parameters
@@ -266,6 +267,9 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         nearest_first the part whose surface lies nearest to theirs (a segmented leg:
         thigh, shin, foot in turn; a foot heavier than its shin would hang from the other
         foot). docs/auto_skeleton.md#parts
+    end_pieces : bool
+        A part smaller than min_part beyond the end of a limb kept so far (_beyond_limb_end)
+        is kept all the same: a wooden mannequin's hand past its wrist's ball ends the arm.
 
     Returns
     -------
@@ -287,13 +291,37 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         c = gaps.take_next(remaining, nearest=nearest_first)
         remaining.remove(c)
         idx = np.flatnonzero(comp == c)
-        if extent[idx[0]] < min_part or (boneless is not None and boneless[idx[0]]):
-            continue                       # buttons, ribs, a fish's eyes: follow the nearest bone
+        if boneless is not None and boneless[idx[0]]:
+            continue                       # ribs, a fish's eyes: follow the nearest bone
+        if extent[idx[0]] < min_part and not (end_pieces and _beyond_limb_end(X, radius, surface, idx, kept, new_edges, comp)):
+            continue                       # buttons, crumbs
         before = len(kept)
         grown = _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, min_branch=min_branch,
                              inside_body=inside_body, absorb=absorb, comp=comp)
         gaps.add(kept[before:] + grown)
     return np.array(sorted(kept)), new_edges
+
+
+def _beyond_limb_end(X, radius, surface, idx, kept, edges, comp) -> bool:
+    """Whether the part with nodes idx lies beyond a kept limb's end: the kept node nearest
+    to its centre is a leaf, the centre lies within 45 degrees of the leaf's direction
+    beyond it, and the part's surface within twice the limb's thickness (twice its part's
+    largest node radius) of the limb's part (an eye on a face, a button on a coat lie
+    beside their nodes)."""
+    centre = X[idx].mean(axis=0)
+    K = np.array(kept)
+    leaf = K[np.linalg.norm(X[K] - centre, axis=1).argmin()]
+    beside = [b for a, b in edges if a == leaf] + [a for a, b in edges if b == leaf]
+    if len(beside) != 1:
+        return False
+    u = X[leaf] - X[beside[0]]
+    u = u / max(np.linalg.norm(u), 1e-12)
+    along = (centre - X[leaf]) @ u
+    if along <= 0 or np.linalg.norm(centre - X[leaf] - along * u) > along:
+        return False
+    limb = K[comp[K] == comp[leaf]]
+    gap = cKDTree(np.vstack([surface[k] for k in limb])).query(np.vstack([surface[k] for k in idx]))[0].min()
+    return bool(gap <= 4 * radius[limb].max())
 
 
 class _Gaps:

@@ -108,6 +108,10 @@ def standard_joints(humanoid: Humanoid) -> dict:
         if not humanoid.hidden_legs:
             out["thigh" + side] = _on_thigh_axis(out["thigh" + side], out["shin" + side],
                                                  point_at(humanoid.paths["leg" + side], THIGH_AXIS))
+            ball = None if parts is None else landmark_cues.socket_ball(
+                humanoid.vertices, humanoid.faces, parts, out["thigh" + side], out["shin" + side])
+            if ball is not None:
+                out["thigh" + side], humanoid.cues["thigh" + side] = ball, "ball"
     if humanoid.symmetric:
         _mirror_pair(out, humanoid.cues, "foot")
     if humanoid.vertices is not None:
