@@ -218,9 +218,10 @@ def socket_ball(V, F, parts, socket, joint):
     """The centre of a ball sunk into the pelvis at the top of a segmented thigh (a wooden
     mannequin's hip), or None: a separate round piece (extents within ROUND of each other)
     whose centre lies on the thigh's axis (the line joint -> socket, within half its own
-    radius) beyond the socket, at most BALL x as long as the thigh's piece along that axis
-    (a joint piece, as in _balls), its nearest point within its own radius of the thigh
-    piece's end. The thigh's piece is the one the section halfway from the socket to the
+    radius) beyond the socket, no wider than the thigh's piece across that axis (a joint
+    piece, not a pelvis), its nearest point within its own radius of the thigh piece's end;
+    the thigh's piece and the ball each on one side of the plane of symmetry (trousers
+    around both legs are no thigh, a head above them no ball). The thigh's piece is the one the section halfway from the socket to the
     knee (`joint`) winds around."""
     socket, joint = np.asarray(socket, float), np.asarray(joint, float)
     axis = socket - joint
@@ -229,18 +230,20 @@ def socket_ball(V, F, parts, socket, joint):
         return None
     axis /= length
     limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
-    if not limb.around or limb.part < 0:
+    if not limb.around or limb.part < 0 or _both_sides(V[parts == limb.part]):
         return None
-    reach = V[parts == limb.part] @ axis
-    top, thigh_length = reach.max(), np.ptp(reach)
+    thigh = V[parts == limb.part]
+    top = (thigh @ axis).max()
+    breadth = 2 * np.linalg.norm(thigh - thigh.mean(axis=0) - np.outer((thigh - thigh.mean(axis=0)) @ axis, axis),
+                                 axis=1).max()
     for p in set(parts.tolist()) - {limb.part}:
         P = V[parts == p]
         extent = np.ptp(P, axis=0)
         centre, radius = (P.max(axis=0) + P.min(axis=0)) / 2, extent.max() / 2
         off = centre - socket
-        if (extent.max() <= ROUND * extent.min() and off @ axis > 0
+        if (extent.max() <= ROUND * extent.min() and off @ axis > 0 and not _both_sides(P)
                 and np.linalg.norm(off - (off @ axis) * axis) <= radius / 2
-                and 2 * radius <= BALL * thigh_length and abs((P @ axis).min() - top) <= radius):
+                and 2 * radius <= breadth and abs((P @ axis).min() - top) <= radius):
             return centre
     return None
 
@@ -352,6 +355,11 @@ def _balls(changes, V, parts, centres, part):
     return out
 
 
+def _both_sides(P) -> bool:
+    """Whether the points P reach across the plane of symmetry x = 0 (a body, no limb)."""
+    return bool(np.ptp(np.sign(P[:, 0])) > 1)
+
+
 def _end_to_end(V, parts, centres, part, k, j) -> bool:
     """Whether the part of section k ends and the part of section j begins within OVERLAP
     of the limb's length of the change, along the limb, each on one side of the plane of
@@ -361,7 +369,7 @@ def _end_to_end(V, parts, centres, part, k, j) -> bool:
     axis = axis / length
     at = (centres[k] + centres[j]) / 2 @ axis
     pieces = V[parts == part[k]], V[parts == part[j]]
-    if any(np.ptp(np.sign(p[:, 0])) > 1 for p in pieces):
+    if any(_both_sides(p) for p in pieces):
         return False
     upper, lower = pieces[0] @ axis, pieces[1] @ axis
     return bool(upper.max() < at + OVERLAP * length and lower.min() > at - OVERLAP * length)

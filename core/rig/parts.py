@@ -384,7 +384,8 @@ def _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, *, 
             owner = np.repeat(K, [len(surface[k]) for k in K])      # of each of shell's points
         kept.extend(piece.tolist())
         new_edges.extend((a, b) for a, b in sub if a in piece_set)
-        new_edges.append(_link(X, adj, piece, target, K, _surface_gaps(shell, owner, comp, node_points, piece), comp))
+        new_edges.append(_link(X, adj, radius, piece, target, K, _surface_gaps(shell, owner, comp, node_points, piece),
+                               comp))
     if len(kept) > before:
         return []
     return _merge_points(surface, {**_nearest_kept(X, free, K), **target})   # sunk into the body
@@ -426,13 +427,14 @@ def _surface_gaps(shell, owner, comp, node_points, piece) -> dict:
     return gaps
 
 
-def _link(X, adj, piece, target, K, gaps, comp):
+def _link(X, adj, radius, piece, target, K, gaps, comp):
     """The edge that hangs a piece off the body: the shortest of its edges into absorbed
-    nodes (redirected to their body node), else from its node nearest to a kept node,
-    whose part must meet the piece within TOUCH_GAP of the nearest part's gap (`gaps`: per
-    kept part, its surface's distance from the piece's; `comp`: each node's part), else
-    the nearest node of the nearest part: a shin hangs from its own thigh across the
-    knee's gap, not from the other shin, whose node can lie nearer."""
+    nodes (redirected to their body node), else from its end to the kept part its axis
+    points to (_in_line), else from its node nearest to a kept node, whose part must meet
+    the piece within TOUCH_GAP of the nearest part's gap (`gaps`: per kept part, its
+    surface's distance from the piece's; `comp`: each node's part), else the nearest node
+    of the nearest part: a shin hangs from its own thigh across the knee's gap, not from
+    the other shin, whose node can lie nearer."""
     links = [(a, target[b]) for a in piece for b in adj[a] if b in target]
     if links:
         return min(links, key=lambda l: np.linalg.norm(X[l[0]] - X[l[1]]))
@@ -440,7 +442,38 @@ def _link(X, adj, piece, target, K, gaps, comp):
     nearest = min(gaps, key=gaps.get)
     if gaps.get(comp[link[1]], np.inf) > gaps[nearest] + TOUCH_GAP:
         link = _nearest_pair(X, piece, K[comp[K] == nearest])
-    return link
+    return _in_line(X, radius, piece, K, gaps, comp, nearest) or link
+
+
+def _in_line(X, radius, piece, K, gaps, comp, nearest):
+    """(piece's end node, kept node) where an elongated piece's axis, beyond one of its
+    ends, meets a kept node within the piece's thickness (twice its largest node radius)
+    of the axis, that node's part no more than that thickness farther from the piece's
+    surface than the `nearest` part is; the nearest such node along the axis. A wooden
+    mannequin's shin points up to its own thigh across the knee's ball, though the other
+    shin lies nearer. None for a piece no longer than it is thick, or when the nearest
+    part lies in line too (an upper arm pointing into the chest keeps its link)."""
+    P = X[piece]
+    if len(piece) < 2:
+        return None
+    axis = np.linalg.svd(P - P.mean(axis=0), full_matrices=False)[2][0]
+    along = (P - P.mean(axis=0)) @ axis
+    thick = 2 * radius[piece].max()
+    if np.ptp(along) < thick:
+        return None
+    near = min(gaps.values()) + thick
+    best = None
+    for end, direction in ((piece[along.argmax()], axis), (piece[along.argmin()], -axis)):
+        d = X[K] - X[end]
+        ahead = d @ direction
+        off = np.linalg.norm(d - np.outer(ahead, direction), axis=1)
+        ok = (ahead > 0) & (off <= thick / 2) & (np.array([gaps.get(c, np.inf) for c in comp[K]]) <= near)
+        if (comp[K[ok]] == nearest).any():
+            return None
+        for k in np.flatnonzero(ok):
+            if best is None or ahead[k] < best[0]:
+                best = (ahead[k], end, K[k])
+    return None if best is None else (best[1], best[2])
 
 
 def _nearest_pair(X, piece, K):
