@@ -895,6 +895,31 @@ def test_a_wooden_mannequins_knees_and_elbows_are_its_ball_joints():
         assert off < 0.006, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
 
 
+@pytest.mark.parametrize("arms_down", [0.0, 0.7])
+def test_a_wooden_mannequin_with_its_pieces_apart_keeps_its_hands_and_hangs_from_its_hip_balls(arms_down):
+    """A big-headed wooden mannequin whose pieces stand apart, a ball at every joint. In a
+    T-pose its hand, short beyond the wrist's ball, was a body of its own too far from the
+    character's box and left out (meshprep.body_faces now keeps it, beyond the ball it
+    lies beyond), and too small for bones (parts._beyond_limb_end keeps a small piece
+    beyond a limb's end): the arm ended at the forearm, the elbow and wrist 8.4 and 8.9 %
+    of the diagonal off; a shin hung from the other shin, nearer than its own thigh across
+    the knee's ball (parts._in_line: it hangs from the thigh its axis points to). The hip
+    ball sunk into the pelvis is the hip socket (landmark_cues.socket_ball; arms lowered,
+    the hips went to the crotch, 3.8 % off)."""
+    (V, F), J = ragdoll(arms_down, head=2.5, gap=0.055)
+    balls = [ellipsoid(J[name] * [side, 1.0, 1.0], [r, r, r], 4) for side in (1.0, -1.0)
+             for name, r in (("hip", 0.036), ("knee", 0.03), ("ankle", 0.024), ("shoulder", 0.027), ("elbow", 0.024),
+                             ("wrist", 0.018))]
+    V, F = merge((V, F), *balls)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and sk.info["far_faces_left_out"] == 0
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    assert sk.info["landmark_cues"]["hip.L"] == "ball"
+    for marker, most in (("hip", 0.005), ("knee", 0.01), ("elbow", 0.01), ("wrist", 0.01)):
+        off = np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) / diagonal
+        assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
+
+
 def test_the_crotch_is_found_through_a_vertex_right_between_the_legs():
     """A ragdoll's round pelvis piece has a vertex (its pole) right between the legs: the
     ray up from the floor there slipped between the triangles around it on 4 of these

@@ -173,3 +173,27 @@ def test_a_segmented_arms_wrist_is_the_gap_before_its_hand(pieces, cue_name):
     assert how == cue_name
     if cue_name == "gap":
         assert abs(point[0] - x(0.74)[0]) < 0.015
+
+
+def ball(centre, radius):
+    """A round closed piece (V, F) about `centre`."""
+    z = np.linspace(-0.95, 0.95, 11) * radius
+    return tube(np.asarray(centre) + z[:, None] * [0.0, 0.0, 1.0], np.sqrt(radius ** 2 - z ** 2))
+
+
+def socket_ball(*pieces, socket=(0.1, 0.0, 0.85), knee=(0.1, 0.0, 0.5)):
+    V, F = merge(*pieces)
+    return landmark_cues.socket_ball(V, F, vertex_components(len(V), F)[1], np.array(socket), np.array(knee))
+
+
+def test_a_ball_sunk_at_the_top_of_a_segmented_thigh_is_its_hip_socket():
+    """A wooden mannequin's hip: a ball above the thigh's piece, on its axis, narrower than
+    it; a round head above a body crossing the plane of symmetry (a toon's trousers
+    around both legs, its head straight above the socket's line) is none."""
+    thigh = tube(line([0.1, 0, 0.9], [0.1, 0, 0.55]), 0.06)
+    found = socket_ball(thigh, ball([0.1, 0, 0.95], 0.035))
+    assert found is not None and np.allclose(found, [0.1, 0, 0.95], atol=1e-3)
+    assert socket_ball(thigh, ball([0.1, 0, 0.95], 0.08)) is None                 # wider than the thigh
+    assert socket_ball(thigh, ball([0.1, 0, 1.05], 0.035)) is None                # too far above its end
+    trousers = tube(line([0.0, 0, 0.9], [0.0, 0, 0.4]), 0.2)
+    assert socket_ball(trousers, ball([0.0, 0, 1.0], 0.09), socket=(0.0, 0, 0.85), knee=(0.0, 0, 0.5)) is None

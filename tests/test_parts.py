@@ -43,3 +43,51 @@ def test_a_shin_hangs_from_its_own_thigh_across_the_knee_not_from_the_nearer_nod
     left_shin, left_thigh = {11, 12, 13}, {6, 7}
     hang = [(a, b) for a, b in links if (a in left_shin) != (b in left_shin)]
     assert len(hang) == 1 and (set(hang[0]) - left_shin) <= left_thigh, hang     # before: the right shin's node
+
+
+def _join(pieces, mass, extent=None, **options):
+    """join_parts on `chain` pieces joined in the order of `mass`; (kept, links, node
+    offset of each piece)."""
+    X, edges, points, weight, size, offsets = [], [], [], [], [], []
+    for k, ((x, e, p), m) in enumerate(zip(pieces, mass)):
+        offsets.append(sum(len(a) for a in X))
+        X.append(x)
+        edges += [(a + offsets[-1], b + offsets[-1]) for a, b in e]
+        points += p
+        weight += [m] * len(x)
+        size += [1.0 if extent is None else extent[k]] * len(x)
+    X = np.vstack(X)
+    kept, links = join_parts(X, np.array(edges), np.full(len(X), 0.05), np.array(weight), np.array(size), points,
+                             min_part=0.08, min_branch=0.05, **options)
+    return set(kept.tolist()), links, offsets
+
+
+def test_a_small_piece_beyond_a_limbs_end_ends_the_limb_only_where_its_ends_lead_away():
+    """A piece too small for bones (extent under min_part) beyond the end of a limb, in
+    line with it, ends the limb in the tree the humanoid test reads (end_pieces: a wooden
+    mannequin's hand past its wrist's ball); beside the limb (an eye, a button) or before
+    its inner end it gets none, and without end_pieces none does."""
+    pieces = [chain(0.0, (1.0, 0.8), [0.98, 0.9, 0.82], 0.12),          # the body
+              chain(0.1, (0.75, 0.4), [0.72, 0.6, 0.45]),              # a limb hanging from it
+              chain(0.1, (0.3, 0.26), [0.29, 0.27], 0.02),             # small, beyond its end
+              chain(0.2, (0.62, 0.58), [0.61, 0.59], 0.02)]            # small, beside its middle
+    mass, extent = [10.0, 3.0, 0.2, 0.2], [1.0, 0.4, 0.04, 0.04]
+    kept, _, at = _join(pieces, mass, extent, end_pieces=True)
+    assert {at[2], at[2] + 1} <= kept and not {at[3], at[3] + 1} & kept
+    kept, _, at = _join(pieces, mass, extent)
+    assert not {at[2], at[2] + 1, at[3], at[3] + 1} & kept
+
+
+def test_a_shin_hangs_from_the_thigh_its_axis_points_to_though_the_other_shin_lies_nearer():
+    """A wooden mannequin's knee is a ball (no bones) between thigh and shin: the left
+    shin's surface lies 0.15 below its thigh and 0.10 beside the right shin. Its axis
+    points up to its own thigh (parts._in_line); before, it hung from the right shin."""
+    pieces = [chain(0.0, (1.0, 0.8), [0.98, 0.9, 0.82], 0.12),          # pelvis (the body)
+              chain(-0.1, (0.78, 0.6), [0.75, 0.62]),                 # right thigh
+              chain(0.1, (0.78, 0.6), [0.75, 0.62]),                  # left thigh
+              chain(-0.1, (0.45, 0.1), [0.4, 0.25, 0.1]),             # right shin
+              chain(0.1, (0.45, 0.1), [0.4, 0.25, 0.1])]              # left shin
+    kept, links, at = _join(pieces, [10.0, 3.0, 3.0, 2.0, 1.9])
+    left_shin, left_thigh = set(range(at[4], at[4] + 3)), {at[2], at[2] + 1}
+    hang = [(a, b) for a, b in links if (a in left_shin) != (b in left_shin)]
+    assert len(hang) == 1 and (set(hang[0]) - left_shin) <= left_thigh, hang

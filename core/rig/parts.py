@@ -305,9 +305,10 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
 def _beyond_limb_end(X, radius, surface, idx, kept, edges, comp) -> bool:
     """Whether the part with nodes idx lies beyond a kept limb's end: the kept node nearest
     to its centre is a leaf, the centre lies within 45 degrees of the leaf's direction
-    beyond it, and the part's surface within twice the limb's thickness (twice its part's
-    largest node radius) of the limb's part (an eye on a face, a button on a coat lie
-    beside their nodes)."""
+    beyond it and farther from the body (the first kept part) than the leaf, and the
+    part's surface within twice the limb's thickness (twice its part's largest node
+    radius) of the limb's part (an eye on a face, a button on a coat lie beside their
+    nodes; a shoulder's ball lies before the upper arm's inner end)."""
     centre = X[idx].mean(axis=0)
     K = np.array(kept)
     leaf = K[np.linalg.norm(X[K] - centre, axis=1).argmin()]
@@ -319,6 +320,9 @@ def _beyond_limb_end(X, radius, surface, idx, kept, edges, comp) -> bool:
     along = (centre - X[leaf]) @ u
     if along <= 0 or np.linalg.norm(centre - X[leaf] - along * u) > along:
         return False
+    body = X[K[comp[K] == comp[K[0]]]]          # the first kept part is the body
+    if np.linalg.norm(body - centre, axis=1).min() <= np.linalg.norm(body - X[leaf], axis=1).min():
+        return False                            # a limb's end leads away from the body
     limb = K[comp[K] == comp[leaf]]
     gap = cKDTree(np.vstack([surface[k] for k in limb])).query(np.vstack([surface[k] for k in idx]))[0].min()
     return bool(gap <= 4 * radius[limb].max())
