@@ -219,23 +219,25 @@ def socket_ball(V, F, parts, socket, joint):
     mannequin's hip), or None: a separate round piece (extents within ROUND of each other)
     whose centre lies on the thigh's axis (the line joint -> socket, within half its own
     radius) beyond the socket, no wider than the thigh's piece across that axis (a joint
-    piece, not a pelvis), its nearest point within its own radius of the thigh piece's end;
-    the thigh's piece and the ball each on one side of the plane of symmetry (trousers
-    around both legs are no thigh, a head above them no ball). The thigh's piece is the one the section halfway from the socket to the
-    knee (`joint`) winds around."""
+    piece, not a pelvis), its nearest point within its own radius of the thigh piece's
+    end; the thigh's piece and the ball each on one side of the plane of symmetry
+    (trousers around both legs are no thigh, a head above them no ball); the only such
+    piece (a robot kitbashed of many small boxes has several). The thigh's
+    piece is the one the section halfway from the socket to the knee (`joint`) winds
+    around (docs/auto_skeleton.md#wooden-mannequins)."""
     socket, joint = np.asarray(socket, float), np.asarray(joint, float)
     axis = socket - joint
-    length = np.linalg.norm(axis)
-    if length < 1e-12:
+    if np.linalg.norm(axis) < 1e-12:
         return None
-    axis /= length
+    axis = axis / np.linalg.norm(axis)
     limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
     if not limb.around or limb.part < 0 or _both_sides(V[parts == limb.part]):
         return None
     thigh = V[parts == limb.part]
     top = (thigh @ axis).max()
-    breadth = 2 * np.linalg.norm(thigh - thigh.mean(axis=0) - np.outer((thigh - thigh.mean(axis=0)) @ axis, axis),
-                                 axis=1).max()
+    across = thigh - thigh.mean(axis=0)
+    breadth = 2 * np.linalg.norm(across - np.outer(across @ axis, axis), axis=1).max()
+    balls = []
     for p in set(parts.tolist()) - {limb.part}:
         P = V[parts == p]
         extent = np.ptp(P, axis=0)
@@ -244,8 +246,8 @@ def socket_ball(V, F, parts, socket, joint):
         if (extent.max() <= ROUND * extent.min() and off @ axis > 0 and not _both_sides(P)
                 and np.linalg.norm(off - (off @ axis) * axis) <= radius / 2
                 and 2 * radius <= breadth and abs((P @ axis).min() - top) <= radius):
-            return centre
-    return None
+            balls.append(centre)
+    return balls[0] if len(balls) == 1 else None
 
 
 def ankle(path, proportion: float):

@@ -293,7 +293,8 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
         idx = np.flatnonzero(comp == c)
         if boneless is not None and boneless[idx[0]]:
             continue                       # ribs, a fish's eyes: follow the nearest bone
-        if extent[idx[0]] < min_part and not (end_pieces and _beyond_limb_end(X, radius, surface, idx, kept, new_edges, comp)):
+        small = extent[idx[0]] < min_part
+        if small and not (end_pieces and _beyond_limb_end(X, radius, surface, idx, kept, new_edges, comp)):
             continue                       # buttons, crumbs
         before = len(kept)
         grown = _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, min_branch=min_branch,
@@ -451,9 +452,9 @@ def _link(X, adj, radius, piece, target, K, gaps, comp):
 
 def _in_line(X, radius, piece, K, gaps, comp, nearest):
     """(piece's end node, kept node) where an elongated piece's axis, beyond one of its
-    ends, meets a kept node within the piece's thickness (twice its largest node radius)
-    of the axis, that node's part no more than that thickness farther from the piece's
-    surface than the `nearest` part is; the nearest such node along the axis. A wooden
+    ends, meets a kept node within half the piece's thickness (twice its largest node
+    radius) of the axis, that node's part no more than the thickness farther from the
+    piece's surface than the `nearest` part is; the nearest such node along the axis. A wooden
     mannequin's shin points up to its own thigh across the knee's ball, though the other
     shin lies nearer. None for a piece no longer than it is thick, or when the nearest
     part lies in line too (an upper arm pointing into the chest keeps its link)."""
