@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..meshprep import component_boxes
 from . import sections
 from .polyline import fraction_of, point_at
 from .polyline import length as path_length
@@ -216,38 +217,38 @@ def head_piece(V, F, parts, path):
 
 def socket_ball(V, F, parts, socket, joint):
     """The centre of a ball sunk into the pelvis at the top of a segmented thigh (a wooden
-    mannequin's hip), or None: a separate round piece (extents within ROUND of each other)
-    whose centre lies on the thigh's axis (the line joint -> socket, within half its own
-    radius) beyond the socket, no wider than the thigh's piece across that axis (a joint
-    piece, not a pelvis), its nearest point within its own radius of the thigh piece's
-    end; the thigh's piece and the ball each on one side of the plane of symmetry
-    (trousers around both legs are no thigh, a head above them no ball); the only such
-    piece (a robot kitbashed of many small boxes has several). The thigh's
-    piece is the one the section halfway from the socket to the knee (`joint`) winds
-    around (docs/auto_skeleton.md#wooden-mannequins)."""
+    mannequin's hip), or None. The thigh's piece is the one the section halfway from the
+    socket to the knee (`joint`) winds around; the ball is the only separate round piece
+    (extents within ROUND of each other) whose centre lies on the thigh's axis (the line
+    through the thigh's piece along joint -> socket, within half the ball's radius) beyond
+    that piece's end, its nearest point within its radius of the end, no wider than the
+    piece across the axis (a joint piece, not a pelvis); the piece and the ball each on
+    one side of the plane of symmetry (trousers around both legs are no thigh, a head
+    above them no ball; a robot kitbashed of small boxes has several such pieces).
+    docs/auto_skeleton.md#wooden-mannequins"""
     socket, joint = np.asarray(socket, float), np.asarray(joint, float)
-    axis = socket - joint
-    if np.linalg.norm(axis) < 1e-12:
+    if np.linalg.norm(socket - joint) < 1e-12:
         return None
-    axis = axis / np.linalg.norm(axis)
+    axis = (socket - joint) / np.linalg.norm(socket - joint)
     limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
     if not limb.around or limb.part < 0 or _both_sides(V[parts == limb.part]):
         return None
     thigh = V[parts == limb.part]
     top = (thigh @ axis).max()
-    across = thigh - thigh.mean(axis=0)
-    breadth = 2 * np.linalg.norm(across - np.outer(across @ axis, axis), axis=1).max()
-    balls = []
-    for p in set(parts.tolist()) - {limb.part}:
-        P = V[parts == p]
-        extent = np.ptp(P, axis=0)
-        centre, radius = (P.max(axis=0) + P.min(axis=0)) / 2, extent.max() / 2
-        off = centre - socket
-        if (extent.max() <= ROUND * extent.min() and off @ axis > 0 and not _both_sides(P)
-                and np.linalg.norm(off - (off @ axis) * axis) <= radius / 2
-                and 2 * radius <= breadth and abs((P @ axis).min() - top) <= radius):
-            balls.append(centre)
-    return balls[0] if len(balls) == 1 else None
+    lo, hi = component_boxes(V, parts, np.arange(parts.max() + 1))
+    extent, centre, radius = hi - lo, (hi + lo) / 2, (hi - lo).max(axis=1) / 2
+    breadth = 2 * _off_axis(thigh - thigh.mean(axis=0), axis).max()
+    balls = ((extent.max(axis=1) <= ROUND * extent.min(axis=1)) & (centre @ axis > top)
+             & (lo[:, 0] * hi[:, 0] >= 0) & (2 * radius <= breadth)
+             & (_off_axis(centre - thigh.mean(axis=0), axis) <= radius / 2))
+    balls[limb.part] = False
+    balls = [p for p in np.flatnonzero(balls) if abs((V[parts == p] @ axis).min() - top) <= radius[p]]
+    return centre[balls[0]] if len(balls) == 1 else None
+
+
+def _off_axis(points, axis):
+    """Each point's distance from the line through the origin along the unit `axis`."""
+    return np.linalg.norm(points - np.outer(points @ axis, axis), axis=1)
 
 
 def ankle(path, proportion: float):
@@ -330,7 +331,25 @@ def _gap(fractions, centres, radii, part, window, proportion, V, parts, keep=Non
     if not changes:
         return None
     k, j = min(changes, key=lambda kj: abs((fractions[kj[0]] + fractions[kj[1]]) / 2 - proportion))
-    return (centres[k] + centres[j]) / 2
+    piece = _joint_piece(V, parts, part, centres, k, j)
+    return (centres[k] + centres[j]) / 2 if piece is None else piece
+
+
+def _joint_piece(V, parts, part, centres, k, j):
+    """The middle of a joint piece between the sections k and j of a change of part: one
+    the sections between them cut (_balls), else a separate piece that fits in the gap
+    (its middle within half the gap of the gap's middle, no longer than the gap: a ball at
+    an ankle, where the limb turns and its sections do not wind around the ball); None
+    when there is none."""
+    cut = sorted(set(part[k + 1:j].tolist()) - {-1, int(part[k]), int(part[j])})
+    lo, hi = component_boxes(V, parts, np.arange(parts.max() + 1))
+    middles = (lo + hi) / 2
+    if cut:
+        return middles[cut[0]]
+    middle, half = (centres[k] + centres[j]) / 2, np.linalg.norm(centres[j] - centres[k]) / 2
+    fits = (np.linalg.norm(middles - middle, axis=1) <= half) & ((hi - lo).max(axis=1) <= 2 * half)
+    fits[[part[k], part[j]]] = False
+    return middles[np.flatnonzero(fits)[0]] if fits.any() else None
 
 
 def _balls(changes, V, parts, centres, part):
