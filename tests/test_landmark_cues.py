@@ -197,3 +197,17 @@ def test_a_ball_sunk_at_the_top_of_a_segmented_thigh_is_its_hip_socket():
     assert socket_ball(thigh, ball([0.1, 0, 1.05], 0.035)) is None                # too far above its end
     trousers = tube(line([0.0, 0, 0.9], [0.0, 0, 0.4]), 0.2)
     assert socket_ball(trousers, ball([0.0, 0, 1.0], 0.09), socket=(0.0, 0, 0.85), knee=(0.0, 0, 0.5)) is None
+
+
+def test_an_ankles_ball_between_shin_and_foot_is_the_ankle():
+    """A wooden mannequin's ankle: a ball between the shin's piece and the foot's. The
+    path turns there, so its sections do not wind around the ball (part -1) and the gap
+    cue put the joint midway between the last shin and first foot sections, in front of
+    and above the ball; the piece that fits in the gap is the joint."""
+    ankle, toe = np.array([0.1, 0.0, 0.08]), np.array([0.1, -0.25, 0.03])
+    shin = tube(line([0.1, 0, 0.5], [0.1, 0, 0.13]), 0.04)
+    foot = tube(line([0.1, -0.06, 0.065], toe), 0.03)
+    V, F = merge(shin, ball(ankle, 0.025), foot)
+    path = np.vstack([line([0.1, 0, 1.0], ankle), line(ankle, toe)[1:]])
+    found = landmark_cues.segment_gap(V, F, vertex_components(len(V), F)[1], path, landmark_cues.ANKLE_WINDOW)
+    assert found is not None and np.linalg.norm(found - ankle) < 0.005, found
