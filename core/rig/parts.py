@@ -454,10 +454,11 @@ def _in_line(X, radius, piece, K, gaps, comp, nearest):
     """(piece's end node, kept node) where an elongated piece's axis, beyond one of its
     ends, meets a kept node within half the piece's thickness (twice its largest node
     radius) of the axis, that node's part no more than the thickness farther from the
-    piece's surface than the `nearest` part is; the nearest such node along the axis. A wooden
-    mannequin's shin points up to its own thigh across the knee's ball, though the other
-    shin lies nearer. None for a piece no longer than it is thick, or when the nearest
-    part lies in line too (an upper arm pointing into the chest keeps its link)."""
+    piece's surface than the `nearest` part is; the nearest such node along the axis. A
+    wooden mannequin's shin points up to its own thigh across the knee's ball, though the
+    other shin lies nearer (docs/auto_skeleton.md#parts). None for a piece no longer than
+    it is thick, or when the nearest part lies in line too (an upper arm pointing into the
+    chest keeps its link)."""
     P = X[piece]
     if len(piece) < 2:
         return None
@@ -466,16 +467,16 @@ def _in_line(X, radius, piece, K, gaps, comp, nearest):
     thick = 2 * radius[piece].max()
     if np.ptp(along) < thick:
         return None
-    near = min(gaps.values()) + thick
+    close = np.array([gaps.get(c, np.inf) for c in comp[K]]) <= min(gaps.values()) + thick
     best = None
     for end, direction in ((piece[along.argmax()], axis), (piece[along.argmin()], -axis)):
         d = X[K] - X[end]
         ahead = d @ direction
-        off = np.linalg.norm(d - np.outer(ahead, direction), axis=1)
-        ok = (ahead > 0) & (off <= thick / 2) & (np.array([gaps.get(c, np.inf) for c in comp[K]]) <= near)
+        ok = close & (ahead > 0) & (np.linalg.norm(d - np.outer(ahead, direction), axis=1) <= thick / 2)
         if (comp[K[ok]] == nearest).any():
             return None
-        for k in np.flatnonzero(ok):
+        if ok.any():
+            k = np.flatnonzero(ok)[ahead[ok].argmin()]
             if best is None or ahead[k] < best[0]:
                 best = (ahead[k], end, K[k])
     return None if best is None else (best[1], best[2])
