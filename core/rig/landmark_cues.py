@@ -217,7 +217,8 @@ def head_piece(V, F, parts, path):
 
 def socket_ball(V, F, parts, socket, joint):
     """The centre of a ball sunk into the pelvis at the top of a segmented thigh (a wooden
-    mannequin's hip), or None. The thigh's piece is the one the section halfway from the
+    mannequin's hip; with the elbow as `joint`, into the chest at the upper arm's inner
+    end: its shoulder), or None. The thigh's piece is the one the section halfway from the
     socket to the knee (`joint`) winds around; the ball is the only separate round piece
     (extents within ROUND of each other) whose centre lies on the thigh's axis (the line
     through the thigh's piece along joint -> socket, within half the ball's radius) beyond

@@ -208,6 +208,9 @@ def _limb_joints(out, humanoid, parts):
             elbow = (socket + fraction_of(path, out["hand" + side])) / 2
         out["forearm" + side], humanoid.cues["forearm" + side] = landmark_cues.middle_joint(
             V, F, parts, path, "arm", elbow)
+        ball = landmark_cues.socket_ball(V, F, parts, out["upper_arm" + side], out["forearm" + side])
+        if ball is not None:
+            out["upper_arm" + side], humanoid.cues["upper_arm" + side] = ball, "ball"
     if humanoid.symmetric:
         for role in ("shin", "upper_arm", "forearm", "hand"):
             _mirror_pair(out, humanoid.cues, role)
