@@ -222,8 +222,8 @@ def socket_ball(V, F, parts, socket, joint):
     socket to the knee (`joint`) winds around; the ball is the only separate round piece
     (extents within ROUND of each other) whose centre lies on the thigh's axis (the line
     through the thigh's piece along joint -> socket, within half the ball's radius) beyond
-    that piece's end, its nearest point within its radius of the end, no wider than the
-    piece across the axis (a joint piece, not a pelvis); the piece and the ball each on
+    that piece's end, its nearest point within the piece's radius of the end, no wider than
+    the piece across the axis (a joint piece, not a pelvis); the piece and the ball each on
     one side of the plane of symmetry (trousers around both legs are no thigh, a head
     above them no ball; a robot kitbashed of small boxes has several such pieces).
     docs/auto_skeleton.md#wooden-mannequins"""
@@ -243,7 +243,7 @@ def socket_ball(V, F, parts, socket, joint):
              & (lo[:, 0] * hi[:, 0] >= 0) & (2 * radius <= breadth)
              & (_off_axis(centre - thigh.mean(axis=0), axis) <= radius / 2))
     balls[limb.part] = False
-    balls = [p for p in np.flatnonzero(balls) if abs((V[parts == p] @ axis).min() - top) <= radius[p]]
+    balls = [p for p in np.flatnonzero(balls) if abs((V[parts == p] @ axis).min() - top) <= breadth / 2]
     return centre[balls[0]] if len(balls) == 1 else None
 
 
