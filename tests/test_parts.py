@@ -19,32 +19,6 @@ def chain(x, tops_and_bottoms, nodes, radius=0.05):
     return X, [(k, k + 1) for k in range(len(nodes) - 1)], [points[owner == k] for k in range(len(nodes))]
 
 
-def test_a_shin_hangs_from_its_own_thigh_across_the_knee_not_from_the_nearer_node_of_the_other_shin():
-    """The left thigh's last node lies 0.17 above the left shin's first, the right shin's
-    node 0.16 beside it; the surfaces say where the shin meets the body: 0.024 from its
-    thigh, 0.06 from the other shin."""
-    pieces = [chain(0.0, (1.0, 0.8), [0.98, 0.9, 0.82], 0.12),                 # pelvis (the body)
-              chain(-0.1, (0.788, 0.512), [0.75, 0.65, 0.55]),               # right thigh
-              chain(0.1, (0.788, 0.512), [0.75, 0.62]),                      # left thigh, nodes end higher
-              chain(-0.08, (0.488, 0.1), [0.45, 0.3, 0.15]),                 # right shin
-              chain(0.08, (0.488, 0.1), [0.45, 0.3, 0.15])]                  # left shin
-    mass = [10.0, 3.0, 3.0, 2.0, 1.9]                                       # joined in this order
-    X, edges, points, weight, offset = [], [], [], [], 0
-    for (x, e, p), m in zip(pieces, mass):
-        X.append(x)
-        edges += [(a + offset, b + offset) for a, b in e]
-        points += p
-        weight += [m] * len(x)
-        offset += len(x)
-    X = np.vstack(X)
-    kept, links = join_parts(X, np.array(edges), np.full(len(X), 0.05), np.array(weight),
-                             np.full(len(X), 1.0), points, min_part=0.08, min_branch=0.05)
-    assert len(kept) == len(X)
-    left_shin, left_thigh = {11, 12, 13}, {6, 7}
-    hang = [(a, b) for a, b in links if (a in left_shin) != (b in left_shin)]
-    assert len(hang) == 1 and (set(hang[0]) - left_shin) <= left_thigh, hang     # before: the right shin's node
-
-
 def _join(pieces, mass, extent=None, **options):
     """join_parts on `chain` pieces joined in the order of `mass`; (kept, links, node
     offset of each piece)."""
@@ -60,6 +34,22 @@ def _join(pieces, mass, extent=None, **options):
     kept, links = join_parts(X, np.array(edges), np.full(len(X), 0.05), np.array(weight), np.array(size), points,
                              min_part=0.08, min_branch=0.05, **options)
     return set(kept.tolist()), links, offsets
+
+
+def test_a_shin_hangs_from_its_own_thigh_across_the_knee_not_from_the_nearer_node_of_the_other_shin():
+    """The left thigh's last node lies 0.17 above the left shin's first, the right shin's
+    node 0.16 beside it; the surfaces say where the shin meets the body: 0.024 from its
+    thigh, 0.06 from the other shin."""
+    pieces = [chain(0.0, (1.0, 0.8), [0.98, 0.9, 0.82], 0.12),                 # pelvis (the body)
+              chain(-0.1, (0.788, 0.512), [0.75, 0.65, 0.55]),               # right thigh
+              chain(0.1, (0.788, 0.512), [0.75, 0.62]),                      # left thigh, nodes end higher
+              chain(-0.08, (0.488, 0.1), [0.45, 0.3, 0.15]),                 # right shin
+              chain(0.08, (0.488, 0.1), [0.45, 0.3, 0.15])]                  # left shin
+    kept, links, _ = _join(pieces, [10.0, 3.0, 3.0, 2.0, 1.9])              # joined in this order
+    assert len(kept) == 14
+    left_shin, left_thigh = {11, 12, 13}, {6, 7}
+    hang = [(a, b) for a, b in links if (a in left_shin) != (b in left_shin)]
+    assert len(hang) == 1 and (set(hang[0]) - left_shin) <= left_thigh, hang     # before: the right shin's node
 
 
 def test_a_small_piece_beyond_a_limbs_end_ends_the_limb_only_where_its_ends_lead_away():

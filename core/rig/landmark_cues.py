@@ -31,7 +31,7 @@ import numpy as np
 
 from ..meshprep import component_boxes
 from . import sections
-from .polyline import fraction_of, point_at
+from .polyline import fraction_of, off_axis, point_at
 from .polyline import length as path_length
 
 STEP = 0.02               # sections this share of the path apart
@@ -238,18 +238,13 @@ def socket_ball(V, F, parts, socket, joint):
     top = (thigh @ axis).max()
     lo, hi = component_boxes(V, parts, np.arange(parts.max() + 1))
     extent, centre, radius = hi - lo, (hi + lo) / 2, (hi - lo).max(axis=1) / 2
-    breadth = 2 * _off_axis(thigh - thigh.mean(axis=0), axis).max()
+    breadth = 2 * off_axis(thigh - thigh.mean(axis=0), axis).max()
     balls = ((extent.max(axis=1) <= ROUND * extent.min(axis=1)) & (centre @ axis > top)
              & (lo[:, 0] * hi[:, 0] >= 0) & (2 * radius <= breadth)
-             & (_off_axis(centre - thigh.mean(axis=0), axis) <= radius / 2))
+             & (off_axis(centre - thigh.mean(axis=0), axis) <= radius / 2))
     balls[limb.part] = False
     balls = [p for p in np.flatnonzero(balls) if abs((V[parts == p] @ axis).min() - top) <= breadth / 2]
     return centre[balls[0]] if len(balls) == 1 else None
-
-
-def _off_axis(points, axis):
-    """Each point's distance from the line through the origin along the unit `axis`."""
-    return np.linalg.norm(points - np.outer(points @ axis, axis), axis=1)
 
 
 def ankle(path, proportion: float):

@@ -16,6 +16,7 @@ from scipy.sparse.csgraph import breadth_first_order, minimum_spanning_tree
 from scipy.spatial import ConvexHull, QhullError, cKDTree
 
 from .graph import adjacency, edge_list, node_components
+from .polyline import off_axis
 
 # volume / area^1.5 below this: an open sheet, not a body part (a sphere has 0.094,
 # a limb 100 radii long about 0.02).
@@ -459,9 +460,9 @@ def _in_line(X, radius, piece, K, gaps, comp, nearest):
     other shin lies nearer (docs/auto_skeleton.md#parts). None for a piece no longer than
     it is thick, or when the nearest part lies in line too (an upper arm pointing into the
     chest keeps its link)."""
-    P = X[piece]
     if len(piece) < 2:
         return None
+    P = X[piece]
     axis = np.linalg.svd(P - P.mean(axis=0), full_matrices=False)[2][0]
     along = (P - P.mean(axis=0)) @ axis
     thick = 2 * radius[piece].max()
@@ -472,7 +473,7 @@ def _in_line(X, radius, piece, K, gaps, comp, nearest):
     for end, direction in ((piece[along.argmax()], axis), (piece[along.argmin()], -axis)):
         d = X[K] - X[end]
         ahead = d @ direction
-        ok = close & (ahead > 0) & (np.linalg.norm(d - np.outer(ahead, direction), axis=1) <= thick / 2)
+        ok = close & (ahead > 0) & (off_axis(d, direction) <= thick / 2)
         if (comp[K[ok]] == nearest).any():
             return None
         if ok.any():

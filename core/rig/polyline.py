@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Polylines ((k, 3) point arrays): length, the point at a share of the length, and the
-share at which a point projects (humanoid paths, finger centre lines)."""
+share at which a point projects (humanoid paths, finger centre lines); points' distance
+from a straight line (off_axis)."""
 from __future__ import annotations
 
 import numpy as np
@@ -32,3 +33,8 @@ def fraction_of(path, point) -> float:
     seg = np.linalg.norm(d, axis=1)
     total = seg.sum()
     return float((seg[:k].sum() + t[k] * seg[k]) / total) if total > 0 else 0.0
+
+
+def off_axis(points, axis) -> np.ndarray:
+    """Each point's distance from the line through the origin along the unit `axis`."""
+    return np.linalg.norm(points - np.outer(points @ axis, axis), axis=1)
