@@ -2,7 +2,7 @@
 """Humanoid benchmark (docs/auto_skeleton.md#humanoids): recognition and named landmarks.
 
     .venv/bin/python bench/humanoid.py [--only quat_,mpfb_,zad_] [--jobs 2] [--calibrate]
-        [--arms-down DEG]
+        [--arms-down DEG] [--legs-apart DEG]
 
 Recognition: `extract_skeleton(...).info["humanoid"]` on every record against the MANIFEST
 category ("humanoid" or not); precision and recall per source. Landmarks, on the records
@@ -17,6 +17,10 @@ bones on +X), the landmarks are compared side by side and the record is listed.
 --arms-down DEG: each character's arms first lowered with its artist's rig until they hang
 DEG degrees below the horizontal (bench/repose.py; an A-pose for the T-posed studios),
 its artist's joints with them. Output: bench/results/humanoid_armsDEG.md and .json.
+
+--legs-apart DEG: each character's legs first set DEG degrees further apart with its
+artist's rig, the feet turned back flat on the ground (bench/repose.py; a wide stance),
+its artist's joints with them. Output: bench/results/humanoid_legsDEG.md and .json.
 
 --calibrate: the artists' landmarks as fractions of Bonesmith's humanoid paths (where
 core/rig/humanoid/skeleton.py's LANDMARKS come from), median per landmark over the CC0 sources
@@ -53,7 +57,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS, markdown_table  # noqa: E402
-from repose import lowered_arms  # noqa: E402
+from repose import legs_apart, lowered_arms  # noqa: E402
 
 # role -> artist bone name templates; {l} l/r, {L} L/R, {Left} Left/Right, {left} left/right
 # (Unreal / Mesh2Motion, Mixamo, MakeHuman, Quaternius, 0 A.D., GDQuest, Rigify, Kenney)
@@ -100,6 +104,18 @@ def arms_lowered(rec: dict, degrees: float):
     arms = [k for role, k in artist_indices(rec["joint_names"]).items() if role.startswith("upper_arm.")]
     return lowered_arms(rec["verts"], rec["joints"], rec["joint_tails"], rec["parents"], rec["weights"],
                         arms, degrees)
+
+
+def legs_set_apart(rec: dict, degrees: float):
+    """(verts, joints, tails) of a record ("verts", "joints", "joint_names", "joint_tails",
+    "parents", "weights") with the artist's legs set `degrees` further apart (repose.py),
+    or None where its rig names no two thighs."""
+    roles = artist_indices(rec["joint_names"])
+    legs = [(roles[f"thigh{s}"], roles.get(f"foot{s}")) for s in (".L", ".R") if f"thigh{s}" in roles]
+    if len(legs) < 2:
+        return None
+    return legs_apart(rec["verts"], rec["joints"], rec["joint_tails"], rec["parents"], rec["weights"],
+                      legs, degrees)
 
 
 def artist_indices(names) -> dict:
@@ -168,16 +184,22 @@ def categories(data: Path) -> dict:
         return {r["name"]: r["category"] for r in csv.DictReader(fh, delimiter="\t")}
 
 
-def run(path: Path, arms_down: float | None = None) -> dict:
+def run(path: Path, arms_down: float | None = None, legs: float | None = None) -> dict:
     from bonesmith.core.skeleton import extract_skeleton
     from bonesmith.core.mesh import bbox_diagonal
 
-    keys = ("verts", "faces", "joints", "joint_names") + (("joint_tails", "parents", "weights") if arms_down else ())
+    keys = ("verts", "faces", "joints", "joint_names") + (
+        ("joint_tails", "parents", "weights") if arms_down or legs else ())
     with np.load(path, allow_pickle=False) as d:
         rec = {k: d[k] for k in keys}
     out = {"record": path.stem, "humanoid": None, "errors": {}}
     if arms_down:
         rec["verts"], rec["joints"], _, out["arms_lowered"] = arms_lowered(rec, arms_down)
+    if legs:
+        apart = legs_set_apart(rec, legs)
+        out["legs_apart"] = apart is not None
+        if apart is not None:
+            rec["verts"], rec["joints"], _ = apart
     try:
         sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
     except Exception as error:  # noqa: BLE001 - a refusal is a result
@@ -386,10 +408,14 @@ def main(argv=None) -> int:
     ap.add_argument("--arms-down", type=float, default=None, metavar="DEG",
                     help="lower each character's arms with its artist's rig until they hang DEG degrees "
                          "below the horizontal (an A-pose; bench/repose.py) before rigging it")
+    ap.add_argument("--legs-apart", type=float, default=None, metavar="DEG",
+                    help="set each character's legs DEG degrees further apart with its artist's rig, the "
+                         "feet flat (a wide stance; bench/repose.py) before rigging it")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.out is None:
-        args.out = RESULTS / (f"humanoid_arms{args.arms_down:g}.md" if args.arms_down else "humanoid.md")
+        args.out = RESULTS / ("humanoid" + (f"_arms{args.arms_down:g}" if args.arms_down else "")
+                              + (f"_legs{args.legs_apart:g}" if args.legs_apart else "") + ".md")
     cats = categories(args.data)
     prefixes = tuple(p for p in args.only.split(",") if p)
     paths = [p for p in sorted(args.data.glob("*.npz")) if p.stem.startswith(prefixes) and p.stem in cats]
@@ -439,7 +465,7 @@ def main(argv=None) -> int:
                                  f"{np.percentile(values, 25):.3f}", f"{np.percentile(values, 75):.3f}"])
             print(markdown_table(["role", "n", "median fraction", "p25", "p75"], rows))
             return 0
-        results = list(pool.map(partial(run, arms_down=args.arms_down), paths))
+        results = list(pool.map(partial(run, arms_down=args.arms_down, legs=args.legs_apart), paths))
     text = report(results, cats)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -497,6 +523,9 @@ def report(results, cats) -> str:
     posed = (f"Arms lowered with the artist's rig before rigging (--arms-down): {sum(n > 0 for n in lowered)} of "
              f"{len(lowered)} characters ({sum(lowered)} arms; the others' arms already hung that low or "
              "their rig names none)\n\n") if lowered else ""
+    apart = [r["legs_apart"] for r in results if "legs_apart" in r]
+    posed += (f"Legs set apart with the artist's rig before rigging (--legs-apart): {sum(apart)} of {len(apart)} "
+              "characters (the others' rig names no two thighs)\n\n") if apart else ""
     return (posed + "Humanoid recognition (MANIFEST category 'humanoid' = truth)\n\n"
             + markdown_table(["source", "records", "humanoid", "found",
                               "false (whose artist's rig names two arms and two legs)", "missed",

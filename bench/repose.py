@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A character's arms lowered into an A-pose with its artist's own rig, for benchmarks
-that ask whether a result holds when the same body comes A-posed (bench/humanoid.py
---arms-down). Each upper arm's bone subtree turns about the arm's first joint, in the
-vertical plane through the arm, until the line from that joint to the farthest joint or
-bone tail of the subtree (a finger tip, a wrist) hangs `degrees` below the horizontal;
-the mesh follows by linear blend skinning with the artist's weights (a vertex moves by
-the share of its weight on that subtree). Arms already hanging that low stay as they
-are."""
+"""A character's arms lowered into an A-pose, or its legs set apart, with its artist's own
+rig, for benchmarks that ask whether a result holds when the same body comes in another
+stance (bench/humanoid.py --arms-down, --legs-apart). Each upper arm's bone subtree turns
+about the arm's first joint, in the vertical plane through the arm, until the line from
+that joint to the farthest joint or bone tail of the subtree (a finger tip, a wrist) hangs
+`degrees` below the horizontal; the mesh follows by linear blend skinning with the
+artist's weights (a vertex moves by the share of its weight on that subtree). Arms
+already hanging that low stay as they are. Legs apart (`legs_apart`): each thigh's bone
+subtree turns outward by `degrees` about the hip joint, in the vertical plane through the
+leg and its sideways direction; the foot's subtree then turns back by as much about the
+ankle, so the sole stays flat."""
 from __future__ import annotations
 
 import numpy as np
@@ -31,10 +34,7 @@ def lowered_arms(verts, joints, tails, parents, weights, arms, degrees: float):
         R = _lowering(tip - pivot, np.radians(degrees))
         if R is None:
             continue
-        share = W[:, bones].sum(axis=1, keepdims=True)
-        V = (1.0 - share) * V + share * ((V - pivot) @ R.T + pivot)
-        J[bones] = (J[bones] - pivot) @ R.T + pivot
-        T[bones] = (T[bones] - pivot) @ R.T + pivot
+        V, J, T = _turn(V, J, T, W, bones, pivot, R)
         lowered += 1
     return V, J, T, lowered
 
@@ -50,3 +50,41 @@ def _lowering(direction, target: float):
     if below >= target or np.linalg.norm(axis) < 1e-6:
         return None
     return axis_angle_to_matrix(axis / np.linalg.norm(axis) * (target - below))
+
+
+def legs_apart(verts, joints, tails, parents, weights, legs, degrees: float):
+    """(verts, joints, tails) with each (thigh, foot) bone index pair of `legs` set apart
+    (up is +Z). foot may be None, or a bone outside the thigh's subtree (a rig whose feet
+    are IK roots): it turns with the leg, then back about the ankle."""
+    V = np.array(verts, dtype=np.float64)
+    J = np.array(joints, dtype=np.float64)
+    T = np.array(tails, dtype=np.float64)
+    W = np.asarray(weights, dtype=np.float64)
+    subtrees = [_with(parents, [thigh] if foot is None else [thigh, foot]) for thigh, foot in legs]
+    # a leg's direction: from the hip joint to the middle of the vertices it carries
+    # (some rigs' leg bones point up from the hip)
+    middles = [V[W[:, bones].sum(axis=1) > 0.5].mean(axis=0) for bones in subtrees]
+    between = np.mean(middles, axis=0)
+    for (thigh, foot), bones, middle in zip(legs, subtrees, middles):
+        pivot = J[thigh].copy()
+        axis = np.cross(middle - pivot, (middle - between) * [1.0, 1.0, 0.0])
+        R = axis_angle_to_matrix(axis / np.linalg.norm(axis) * np.radians(degrees))
+        V, J, T = _turn(V, J, T, W, bones, pivot, R)
+        if foot is not None:
+            V, J, T = _turn(V, J, T, W, _with(parents, [foot]), J[foot].copy(), R.T)
+    return V, J, T
+
+
+def _with(parents, bones) -> np.ndarray:
+    """The bones and all their descendants, once each."""
+    return np.unique(np.concatenate([np.concatenate([[b], descendants(parents, b)]) for b in bones]).astype(int))
+
+
+def _turn(V, J, T, W, bones, pivot, R):
+    """The bones turned by R about pivot, the vertices by their share of weight on them."""
+    share = W[:, bones].sum(axis=1, keepdims=True)
+    V = (1.0 - share) * V + share * ((V - pivot) @ R.T + pivot)
+    J, T = J.copy(), T.copy()
+    J[bones] = (J[bones] - pivot) @ R.T + pivot
+    T[bones] = (T[bones] - pivot) @ R.T + pivot
+    return V, J, T

@@ -107,6 +107,27 @@ def test_an_ankle_high_on_a_short_leg_in_a_big_boot_goes_down_to_the_foots_heigh
     assert landmark_cues.ankle_over_sole(path, np.array([0.1, 0.0, 0.12]), landmark_cues.foot(V, path), 0.93) is None
 
 
+def test_an_ankle_on_a_leg_set_apart_whose_path_stops_above_the_foot_goes_on_down_the_shin():
+    """Legs apart, the generic tree's leaf can lie in the ankle: the path never comes down
+    to the foot's height, so the ankle follows the shin's line there (it stayed at its
+    proportion, a third of the leg too high); a path that does not slope down stays, and
+    a leg without a foot has nothing to go down to."""
+    hip, leaf = np.array([0.1, 0.0, 0.9]), np.array([0.25, 0.0, 0.3])
+    path = line(hip, leaf)
+    V, _ = merge(tube(path), tube(line([0.27, 0.1, 0.1], [0.27, -0.3, 0.1]), radius=0.1))
+    found = landmark_cues.foot(V, path)
+    np.testing.assert_allclose(found[1], 0.4, atol=0.01)
+    top = found[0] + landmark_cues.ANKLE_OVER_SOLE * found[1]
+    proportion = hip + 0.8 * (leaf - hip)
+    lowered = landmark_cues.ankle_over_sole(path, proportion, found, 0.93)
+    assert lowered is not None
+    np.testing.assert_allclose(lowered, [0.1 + 0.15 * (0.9 - top) / 0.6, 0.0, top], atol=1e-6)
+    flat = line(np.array([0.1, 0.0, 0.9]), np.array([0.7, 0.0, 0.9]))
+    assert landmark_cues.ankle_over_sole(flat, flat[15], found, 0.93) is None
+    stilt, _ = tube(path, radius=0.004)          # a mech's peg leg: its tip is no foot to go down to
+    assert landmark_cues.foot(stilt, path) is None
+
+
 def test_the_ankle_sits_a_little_behind_the_legs_path_toward_the_heel():
     """The path turns into the foot's middle below the ankle: the joint goes ANKLE_BACK of
     the foot's length toward the heel (+Y for a body facing -Y); no foot, no move."""

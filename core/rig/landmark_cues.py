@@ -51,8 +51,11 @@ WRIST_PLATEAU = 0.1       # sections at most this much wider than the narrowest 
 ANKLE_TURN = 45.0         # the leg's path turns at least this much toward the toes at the ankle
 ANKLE_SEARCH = 0.45       # ... searched from this share of the hip -> toe tip path on
 ANKLE_OVER_SOLE = 0.35    # an ankle lies at most this many foot lengths above the sole
+SHIN_LINE = 0.2           # ... down the shin's line (the path over this share of it above the ankle) where
+SHIN_DOWN = 0.7           # ... the path stops above that height; only a line sloping down this much (cosine)
 FOOT_REACH = 0.06         # the foot: vertices within this share of the height sideways of the toe tip
 SOLE_BAND = 0.04          # ... and this share of the height above the lowest of them (the sole)
+FOOT_MIN = 0.02           # ... and at least this share of the height long (a peg leg's tip: under 0.01)
 ANKLE_BACK = 0.07         # the ankle lies this many foot lengths behind the leg's path
 TORSO_WIDER = 2.5         # a section of the arm path this many times the forearm's radius cuts the torso
 FOREARM = (0.5, 0.8)      # ... the forearm's radius: the median section over this share of the path
@@ -268,7 +271,7 @@ def foot(V, path):
     """(sole height, length) of the foot at the end of a hip -> toe tip path, or None
     (upright frame: +Z up, facing -Y): the welded surface within FOOT_REACH of the height
     sideways of the toe tip and SOLE_BAND above its lowest point; its length is its
-    extent along Y."""
+    extent along Y, at least FOOT_MIN of the height (a peg leg's tip is no foot)."""
     V = np.asarray(V, dtype=np.float64)
     height = float(np.ptp(V[:, 2]))
     beside = np.abs(V[:, 0] - np.asarray(path)[-1, 0]) < FOOT_REACH * height
@@ -276,7 +279,7 @@ def foot(V, path):
         return None
     sole = V[beside, 2].min()
     ys = V[beside & (V[:, 2] < sole + SOLE_BAND * height), 1]
-    return (float(sole), float(np.ptp(ys))) if len(ys) >= 3 and np.ptp(ys) > 0 else None
+    return (float(sole), float(np.ptp(ys))) if len(ys) >= 3 and np.ptp(ys) >= FOOT_MIN * height else None
 
 
 def ankle_over_sole(path, ankle, found, before: float):
@@ -284,7 +287,8 @@ def ankle_over_sole(path, ankle, found, before: float):
     above the sole (`found`: `foot`'s answer), or None where it lies no higher or without
     a foot. The anatomical ankle sits about a quarter of the foot's length above the sole
     (the studios' artists: 0.1-0.4); the leg's proportion lies higher on a short leg in a
-    big boot. The lowered ankle must stay before `before` (the toe's share of the path)."""
+    big boot. The lowered ankle must stay before `before` (the toe's share of the path);
+    where the path stops above that height, it goes on down the shin's line."""
     if found is None:
         return None
     sole, length = found
@@ -292,10 +296,24 @@ def ankle_over_sole(path, ankle, found, before: float):
     if ankle[2] <= top:
         return None
     path = np.asarray(path, dtype=np.float64)
-    fractions = np.linspace(fraction_of(path, ankle), before, 64)
+    at = fraction_of(path, ankle)
+    fractions = np.linspace(at, before, 64)
     points = np.array([point_at(path, f) for f in fractions])
     low = np.flatnonzero(points[:, 2] <= top)
-    return points[low[0]] if len(low) else None
+    if len(low):
+        return points[low[0]]
+    return _down_the_shin(path, ankle, at, top)
+
+
+def _down_the_shin(path, ankle, at: float, top: float):
+    """The ankle moved on down the shin's line (the path over SHIN_LINE of it above the
+    ankle) to the height `top`, where the path stops above the foot (legs apart: the
+    generic tree's leaf lies in the ankle); None where the shin does not slope down."""
+    ankle = np.asarray(ankle, dtype=np.float64)
+    d = ankle - point_at(path, max(0.0, at - SHIN_LINE))
+    if d[2] > -SHIN_DOWN * np.linalg.norm(d):
+        return None
+    return ankle + d * (top - ankle[2]) / d[2]
 
 
 def ankle_back(ankle, found):
