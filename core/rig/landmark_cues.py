@@ -311,7 +311,7 @@ def _down_the_shin(path, ankle, at: float, top: float):
     generic tree's leaf lies in the ankle); None where the shin does not slope down."""
     ankle = np.asarray(ankle, dtype=np.float64)
     d = ankle - point_at(path, max(0.0, at - SHIN_LINE))
-    if d[2] > -SHIN_DOWN * np.linalg.norm(d):
+    if not d[2] < -SHIN_DOWN * np.linalg.norm(d):       # level, rising, or no line at all
         return None
     return ankle + d * (top - ankle[2]) / d[2]
 
