@@ -231,9 +231,10 @@ def socket_ball(V, F, parts, socket, joint):
     above them no ball; a robot kitbashed of small boxes has several such pieces).
     docs/auto_skeleton.md#wooden-mannequins"""
     socket, joint = np.asarray(socket, float), np.asarray(joint, float)
-    if np.linalg.norm(socket - joint) < 1e-12:
+    length = np.linalg.norm(socket - joint)
+    if length < 1e-12:
         return None
-    axis = (socket - joint) / np.linalg.norm(socket - joint)
+    axis = (socket - joint) / length
     limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
     if not limb.around or limb.part < 0 or _both_sides(V[parts == limb.part]):
         return None
