@@ -29,3 +29,14 @@ def test_an_empty_or_nan_mesh_is_left_to_core():
     nan = BOX.copy()
     nan[0, 0] = np.nan
     check_placement([("Body", BOX), ("Empty", np.zeros((0, 3))), ("Broken", nan)], JOINTS, TAILS, "Rig")
+
+
+def test_a_nan_vertex_does_not_hide_a_mesh_far_from_the_bones():
+    """A NaN made the margin NaN, and every mesh passed as near the bones; the finite
+    vertices of a mesh with a NaN one still say where it is."""
+    nan = BOX.copy()
+    nan[0, 0] = np.nan
+    with pytest.raises(BonesmithError, match=r"The mesh 'Hat' is far away"):
+        check_placement([("Body", BOX), ("Broken", nan), ("Hat", BOX + [3.0, 0, 0])], JOINTS, TAILS, "Rig")
+    with pytest.raises(BonesmithError, match=r"The mesh 'Broken' is far away"):
+        check_placement([("Body", BOX), ("Broken", nan + [3.0, 0, 0])], JOINTS, TAILS, "Rig")

@@ -24,12 +24,13 @@ def check_placement(parts, joints, tails, armature_name: str) -> None:
     bones = np.vstack([joints, tails])
     lo, hi = bones.min(axis=0), bones.max(axis=0)
     rig_size = float(np.linalg.norm(hi - lo))
-    vertices_all = np.vstack([v for _, v in parts]) if parts else np.zeros((0, 3))
-    spread = float(np.linalg.norm(np.ptp(vertices_all, axis=0))) if len(vertices_all) else 0.0
-    size = max(spread, rig_size)
-    margin = FAR_APART * size
-    finite = vertices_all[np.isfinite(vertices_all).all(axis=1)]
+    # NaN vertices are core's to report (InvalidMeshError); here only the finite ones count,
+    # or one NaN would make the margin NaN and let every mesh pass as near
+    parts = [(name, np.asarray(v, dtype=np.float64).reshape(-1, 3)) for name, v in parts]
+    parts = [(name, v[np.isfinite(v).all(axis=1)]) for name, v in parts]
+    finite = np.vstack([v for _, v in parts]) if parts else np.zeros((0, 3))
     mesh_size = float(np.linalg.norm(np.ptp(finite, axis=0))) if len(finite) else 0.0
+    margin = FAR_APART * max(mesh_size, rig_size)
     if len(joints) >= 3 and mesh_size > 0 and rig_size < TOO_SMALL * mesh_size:
         raise BonesmithError(
             f"The armature '{armature_name}' is {mesh_size / max(rig_size, 1e-30):.0f}x smaller than the "
@@ -37,8 +38,8 @@ def check_placement(parts, joints, tails, armature_name: str) -> None:
             "Scale the armature to the mesh (or apply the objects' scale: Ctrl+A) and run Auto Skin again")
     far = []
     for name, vertices in parts:
-        if not len(vertices) or not np.isfinite(vertices).all():
-            continue  # core reports empty / NaN meshes with its own message
+        if not len(vertices):
+            continue  # core reports an empty mesh with its own message
         v_lo, v_hi = vertices.min(axis=0), vertices.max(axis=0)
         gap = np.maximum(np.maximum(lo - v_hi, v_lo - hi), 0.0)
         if np.linalg.norm(gap) > margin:
