@@ -76,7 +76,7 @@ def validate(vertices, faces):
     if F.size == 0:
         raise InvalidMeshError(
             "The mesh has no faces (only loose vertices or edges). "
-            "Auto Skeleton needs a surface: fill the mesh or pick another object.")
+            "Rigging and skinning need a surface: fill the mesh or pick another object.")
     if F.ndim != 2 or F.shape[1] != 3:
         raise InvalidMeshError(f"Faces must be an (M, 3) array of triangles, got shape {F.shape}.")
     if not np.issubdtype(F.dtype, np.integer):

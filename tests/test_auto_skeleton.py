@@ -143,6 +143,13 @@ BAD_MESHES = {
 }
 
 
+# what each refusal names (meshprep.validate and the rig's own checks)
+BAD_MESH_FAULTS = {"empty": "no vertices", "vertices_edges_no_faces": "has no faces",
+                   "loose_vertices_only": "has no faces", "nan_coordinates": "vertices have NaN",
+                   "one_triangle": "only 1 usable triangle", "zero_area_collinear": "zero area",
+                   "zero_area_coincident": "at one point"}
+
+
 @pytest.mark.parametrize("case", list(BAD_MESHES))
 def test_bad_mesh_is_refused_cleanly(bridge, core, errors, make_mesh, humanoid, scene_state, case):
     import bpy
@@ -154,7 +161,7 @@ def test_bad_mesh_is_refused_cleanly(bridge, core, errors, make_mesh, humanoid, 
     with pytest.raises(errors.InvalidMeshError) as refused:
         core.extract_skeleton(inputs.vertices, inputs.faces)
     message = str(refused.value)
-    assert len(message) > 10
+    assert BAD_MESH_FAULTS[case] in message, message
 
     # ... and the operator reports exactly that message and changes nothing
     before = scene_state()

@@ -87,9 +87,13 @@ def test_asymmetric_case_is_the_mean_of_both_directions():
     assert M.cd_j2b([[0, 0, 0], [1, 0, 0]], Pb, [[0, 0, 0], [2, 0, 0]], Gb) == pytest.approx(0.25)
 
 
-def test_empty_input_raises():
-    with pytest.raises(ValueError):
+def test_empty_or_nan_input_raises():
+    with pytest.raises(ValueError, match="pred_joints is empty"):
         M.cd_j2j(np.zeros((0, 3)), [[0, 0, 0]])
+    with pytest.raises(ValueError, match="gt_joints is empty"):
+        M.cd_j2j([[0, 0, 0]], np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="pred_joints has non-finite coordinates"):
+        M.cd_j2j([[np.nan, 0, 0]], [[0, 0, 0]])
 
 
 # ----------------------------------------------------------------------------- inside

@@ -262,8 +262,9 @@ def test_single_bone():
     np.testing.assert_allclose(W, 1.0)
 
 
-@pytest.mark.parametrize("bad", ["nan", "nofaces", "index"])
-def test_bad_mesh_raises(bad):
+@pytest.mark.parametrize("bad, message", [("nan", "1 vertices have NaN"), ("nofaces", "has no faces"),
+                                          ("index", "point past the vertex list")])
+def test_bad_mesh_raises(bad, message):
     V, F = cylinder()
     j, p, t = two_bones()
     if bad == "nan":
@@ -274,7 +275,7 @@ def test_bad_mesh_raises(bad):
     else:
         F = F.copy()
         F[0, 0] = len(V) + 5
-    with pytest.raises(InvalidMeshError):
+    with pytest.raises(InvalidMeshError, match=message):
         predict_weights(V, F, j, p, t)
 
 
@@ -283,13 +284,13 @@ def test_bad_armature_raises():
     with pytest.raises(InvalidArmatureError, match="no deforming bones"):
         predict_weights(V, F, np.zeros((0, 3)), np.zeros(0, int))
     j, p, t = two_bones()
-    with pytest.raises(InvalidArmatureError):
+    with pytest.raises(InvalidArmatureError, match="parent index points past the bone list"):
         predict_weights(V, F, j, [-1, 5], t)
-    with pytest.raises(InvalidArmatureError):
+    with pytest.raises(InvalidArmatureError, match="2 bones but 1 parent indices"):
         predict_weights(V, F, j, [-1], t)
     jn = j.copy()
     jn[1, 0] = np.nan
-    with pytest.raises(InvalidArmatureError):
+    with pytest.raises(InvalidArmatureError, match="1 bones have NaN"):
         predict_weights(V, F, jn, p, t)
 
 
@@ -367,7 +368,7 @@ def test_model_dispatch():
     np.testing.assert_array_equal(W[clear].argmax(axis=1), np.digitize(V[clear, 2], [0.7, 1.3]))
     Wp = predict_weights(V, F, j, p, t, model="prior")
     check_rows(Wp, 3)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="model must be None, 'prior', a path"):
         predict_weights(V, F, j, p, t, model=42)
 
 
