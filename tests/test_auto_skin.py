@@ -44,6 +44,12 @@ def check_weighted(obj, armature, max_influences=4):
     return weights, names
 
 
+def check_left_hand_follows_forearm(obj, armature, vertices):
+    """Weighted, and by the right bone: the left hand's vertices (x > 0.8) on forearm.L."""
+    weights, names = check_weighted(obj, armature)
+    assert weights[np.asarray(vertices)[:, 0] > 0.8, names.index("forearm.L")].mean() > 0.9
+
+
 def evaluated_world(bridge, obj):
     import bpy
     bpy.context.view_layer.update()
@@ -163,7 +169,7 @@ def test_auto_skin_finds_armature_from_modifier(bridge, humanoid_skeleton, make_
     armature = bridge.armature.build_rig(humanoid_skeleton(), [obj])
     select([obj], obj)
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
-    check_weighted(obj, armature)
+    check_left_hand_follows_forearm(obj, armature, humanoid[0])
     assert [m.object for m in obj.modifiers if m.type == 'ARMATURE'] == [armature]  # not a second one
 
 
@@ -197,7 +203,7 @@ def test_auto_skin_from_edit_mode(bridge, humanoid_skeleton, make_mesh, humanoid
     bpy.ops.object.mode_set(mode='EDIT')
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
     assert bpy.context.mode == 'OBJECT'
-    check_weighted(obj, armature)
+    check_left_hand_follows_forearm(obj, armature, humanoid[0])
 
 
 def test_operators_are_undoable(ext_module):
@@ -665,7 +671,7 @@ def test_modal_auto_skin_finishes(ext_module, bridge, humanoid_skeleton, make_me
     select([obj, armature], armature)
     op = _modal(ext_module)
     assert _drive(op) == {'FINISHED'}, op.reports
-    check_weighted(obj, armature)
+    check_left_hand_follows_forearm(obj, armature, humanoid[0])
     assert any("Auto Skin:" in message for _, message in op.reports)
 
 

@@ -385,13 +385,20 @@ def test_a_crown_is_headgear_but_wings_are_no_humanoid():
     crowned = body
     for x in (0.06, -0.06):
         crowned = with_branch(crowned, 2, [(0, 0.15, 1.4), (x, 0.05, 1.78)])
-    assert humanoid.recognise(*crowned, symmetric=True) is not None
+    plain = humanoid.recognise(*body, symmetric=True)
+    found = humanoid.recognise(*crowned, symmetric=True)       # the same limbs, the crown aside
+    assert found is not None
+    for limb in ("spine", "arm.L", "arm.R", "leg.L", "leg.R"):
+        np.testing.assert_allclose(found.paths[limb], plain.paths[limb])
     antennae = body                  # the highest tip is one of a pair: headgear is judged from either
     for x in (0.06, -0.06):          # (leaf tails are read at twice their length: END_REACH)
         antennae = with_branch(antennae, 4, [(x, 0.0, 1.8)])
     for x in (0.22, -0.22):
         antennae = with_branch(antennae, 4, [(x, 0.05, 1.66)])
-    assert humanoid.recognise(*antennae, symmetric=True) is not None
+    found = humanoid.recognise(*antennae, symmetric=True)
+    assert found is not None
+    for limb in ("spine", "arm.L", "arm.R", "leg.L", "leg.R"):
+        np.testing.assert_allclose(found.paths[limb], plain.paths[limb])
     winged = body
     for x in (0.6, -0.6):
         winged = with_branch(winged, 3, [(0.2 * np.sign(x), 0.2, 1.45), (x, 0.3, 1.7)])
@@ -406,7 +413,10 @@ def test_a_flap_along_the_torso_is_no_appendage_but_a_tail_or_a_plate_by_the_arm
     from bonesmith.core.rig import humanoid
     body = robed_rig(0.9)
     flap = with_branch(body, 3, [(0.0, -0.2, 1.2), (0.0, -0.15, 0.95), (0.0, -0.12, 0.8)])
-    assert humanoid.recognise(*flap, symmetric=True) is not None
+    found, plain = humanoid.recognise(*flap, symmetric=True), humanoid.recognise(*body, symmetric=True)
+    assert found is not None
+    for path in plain.paths:                                  # the flap is in none of them
+        np.testing.assert_allclose(found.paths[path], plain.paths[path])
     tail = with_branch(body, 1, [(0.0, 0.3, 0.8), (0.0, 0.7, 0.6), (0.0, 1.0, 0.4)])
     assert humanoid.recognise(*tail, symmetric=True) is None
     plates = body
@@ -538,7 +548,12 @@ def test_generic_names_get_the_same_fingers_and_nothing_else_past_the_wrist(woma
 def test_mitten_hands_keep_one_hand_bone(sample):
     """The sample's hands are mittens with a thumb: no finger bones, the hand bone to the tip."""
     sk = extract_skeleton(sample["verts"], sample["faces"], naming="unreal")
-    assert not any(name.startswith(("thumb", "index", "pinky")) for name in sk.names)
+    assert sk.info["humanoid"]
+    assert not any(name.startswith(("thumb", "index", "middle", "ring", "pinky")) for name in sk.names)
+    n, V = named(sk), sample["verts"]
+    for hand, tip in (("hand_l", V[:, 0].max()), ("hand_r", V[:, 0].min())):
+        assert not (sk.parents == n[hand]).any()                             # a leaf: one bone
+        assert abs(sk.tails[n[hand]][0] - tip) < 0.02 * np.ptp(V[:, 0])     # to the mitten's tip
 
 
 def test_finger_rolls_face_the_back_of_the_hand(woman):

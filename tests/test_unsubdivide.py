@@ -63,6 +63,8 @@ def test_undo_keeps_seams_and_degenerate_faces():
     used = np.unique(F)
     c = undo_midpoint_subdivision(Vs, Fs)
     assert c is not None and c.levels == 2 and len(c.index) == len(used) and len(c.faces) == len(F)
+    assert as_rows(Vs[c.index]) == as_rows(V[used])      # the coarse vertices themselves, not others
+    assert np.allclose(c.interp @ Vs[c.index], Vs)
 
 
 @pytest.mark.parametrize("levels", [1, 2])

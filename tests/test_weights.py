@@ -63,6 +63,8 @@ def test_write_replaces_and_threshold(weights_module, make_mesh, humanoid):
     weights_module.write_weights(obj, sparse, ["a"], threshold=1e-4)
     members = {v.index for v in obj.data.vertices if v.groups}
     assert members == set(range(10))
+    read, _ = weights_module.read_weights(obj, ["a"])       # replaced, not added to the ones before
+    np.testing.assert_allclose(read[:, 0], [0.5] * 10 + [0.0] * (n - 10))
 
 
 def test_write_refuses_bad_input(weights_module, make_mesh, humanoid, errors):
