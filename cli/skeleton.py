@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..core.errors import BonesmithError
 from . import common
 
 HELP = "build a skeleton for a mesh file and save the rig"
@@ -16,8 +17,8 @@ def add_parser(commands) -> None:
     skeleton = commands.add_parser("skeleton", help=HELP, description=DESCRIPTION)
     common.input_argument(skeleton)
     skeleton.add_argument("--out", "-o", metavar="OUTPUT", type=Path, action="append", required=True,
-                          help="output file, repeatable: .blend, .fbx, .glb (mesh + armature) "
-                               "or .json (the skeleton in world units)")
+                          help="output file, repeatable: .blend, .fbx (mesh + armature) or .json "
+                               "(the skeleton in world units); for .glb weight it with `skin`")
     skeleton.add_argument("--detail", type=float, default=1.0,
                           help="joint density (default 1.0; 2.0 about doubles the joints per chain)")
     common.naming_argument(skeleton)
@@ -26,6 +27,9 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
+    for out in args.out:
+        if out.suffix.lower() == ".glb":
+            raise BonesmithError(common.SKELETON_GLB.format(name=out.name))
     common.check_outputs(args.out, common.OUTPUT_FORMATS)
     markers = common.load_markers(args.markers)
     common.empty_scene()
