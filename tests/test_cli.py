@@ -3,7 +3,6 @@
 import json
 
 import numpy as np
-import pytest
 
 from conftest import check_bones_in_place, is_one_tree
 
