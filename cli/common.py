@@ -12,12 +12,6 @@ from ..core.errors import BonesmithError
 from ..core.safe_write import check_writable
 
 OUTPUT_FORMATS = (".blend", ".fbx", ".json")
-# glTF keeps an armature only as the skin of a weighted mesh: unweighted, its bones come
-# back as empties, so `skeleton` (no weights) refuses it and points to `skin`
-SKELETON_GLB = ("Cannot write {name} from `skeleton`: a glTF file keeps the armature only on a "
-                "mesh weighted to it (without weights its bones come back as empties). Write .blend "
-                "or .fbx here, or rig and weight in one go: `python -m bonesmith skin INPUT "
-                "--auto-skeleton --out {name}`")
 
 
 # -- arguments -----------------------------------------------------------------------------------

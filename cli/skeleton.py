@@ -8,6 +8,12 @@ from ..core.errors import BonesmithError
 from . import common
 
 HELP = "build a skeleton for a mesh file and save the rig"
+# glTF keeps an armature only as the skin of a weighted mesh: unweighted, its bones come
+# back as empties, so `skeleton` (no weights) refuses it and points to `skin`
+GLB_REFUSED = ("Cannot write {name} from `skeleton`: a glTF file keeps the armature only on a mesh "
+               "weighted to it (without weights its bones come back as empties). Write .blend or .fbx "
+               "here, or rig and weight in one go: `python -m bonesmith skin INPUT --auto-skeleton "
+               "--out {name}`")
 DESCRIPTION = """\
 Build a skeleton inside the meshes of INPUT and write the rigged result. Any armature INPUT
 brings along is replaced."""
@@ -29,7 +35,7 @@ def add_parser(commands) -> None:
 def run(args) -> int:
     for out in args.out:
         if out.suffix.lower() == ".glb":
-            raise BonesmithError(common.SKELETON_GLB.format(name=out.name))
+            raise BonesmithError(GLB_REFUSED.format(name=out.name))
     common.check_outputs(args.out, common.OUTPUT_FORMATS)
     markers = common.load_markers(args.markers)
     common.empty_scene()
