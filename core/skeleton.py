@@ -81,6 +81,21 @@ class Skeleton:
             return cls.from_dict(json.load(fh))
 
 
+def _check_options(opt: dict) -> None:
+    """ValueError for an option that cannot work: every size or count finite and not
+    negative, a proxy of at least PROXY_MIN vertices and bones of some length."""
+    for key, value in opt.items():
+        if isinstance(value, bool):
+            continue
+        if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value >= 0):
+            raise ValueError(f"{key} must be a finite number, not negative (got {value!r})")
+    if opt["proxy_vertices"] < PROXY_MIN:
+        raise ValueError(f"proxy_vertices must be at least {PROXY_MIN} (got {opt['proxy_vertices']!r})")
+    if not opt["bone_length"] > 0:
+        raise ValueError(f"bone_length must be positive (got {opt['bone_length']!r})")
+
+
+PROXY_MIN = 100   # the contraction's proxy keeps at least this many vertices
 ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
 PAIR_TOLERANCE = 0.03  # joints this close to each other's mirror image are a left/right pair
 CENTRE_TOLERANCE = 0.02  # joints this close to the plane of symmetry are on it
@@ -131,11 +146,12 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     unknown = set(options) - set(DEFAULTS) - {"wl0", "wl_scale", "max_iterations", "area_ratio"}
     if unknown:
         raise TypeError(f"unknown options: {sorted(unknown)}")
-    if not detail > 0:
-        raise ValueError("detail must be positive")
+    if not (detail > 0 and np.isfinite(detail)):
+        raise ValueError("detail must be a positive, finite number")
     rig.presets.check(naming)
     user_markers = rig.markers.check(markers)
     opt = {**DEFAULTS, **{k: v for k, v in options.items() if k in DEFAULTS}}
+    _check_options(opt)
     contract_opt = {k: v for k, v in options.items() if k not in DEFAULTS}
     report = progress or (lambda fraction, message: None)
     timings = {}

@@ -412,6 +412,20 @@ def test_a_blocky_humanoids_left_and_right_bones_have_mirrored_names():
         np.testing.assert_allclose(heads[stem + ".L"] * [-1, 1, 1], heads[stem + ".R"], atol=1e-6)
 
 
+@pytest.mark.parametrize("options, message", [
+    (dict(detail=float("inf")), "detail must be a positive, finite number"),
+    (dict(detail=0), "detail must be a positive, finite number"),
+    (dict(proxy_vertices=0), "proxy_vertices must be at least"),      # was a ZeroDivisionError
+    (dict(bone_length=0), "bone_length must be positive"),             # was an OverflowError
+    (dict(spur_length=float("nan")), "spur_length must be a finite number"),
+    (dict(min_part=-1), "min_part must be a finite number, not negative"),
+])
+def test_options_that_cannot_work_are_refused_before_any_work(options, message):
+    V, F = humanoid_arrays()
+    with pytest.raises(ValueError, match=message):
+        extract_skeleton(V, F, **options)
+
+
 @pytest.mark.parametrize("case, message", [
     ("empty", "no vertices"), ("no_faces", "has no faces"), ("nan", "1 vertices have NaN"),
     ("one_triangle", "only 1 usable triangle"), ("zero_area", "zero area"), ("bad_index", "point past the vertex list")])

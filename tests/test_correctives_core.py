@@ -151,6 +151,7 @@ def test_save_and_load(tmp_path, synthetic):
     ("not rotations", "rotation matrices"),
     ("weights shape", "Weights must have shape"),
     ("bad parent", "Parent indices"),
+    ("parents in a cycle", "form a cycle"),
 ])
 def test_bad_input_is_refused_clearly(synthetic, case, message):
     s = synthetic
@@ -171,8 +172,19 @@ def test_bad_input_is_refused_clearly(synthetic, case, message):
         W = W[:, :-1]
     elif case == "bad parent":
         parents[4] = 4
+    elif case == "parents in a cycle":
+        child = int(np.flatnonzero(parents >= 0)[0])
+        parents[parents[child]] = child               # a bone and its parent hang from each other
     with pytest.raises(cc.CorrectivesError, match=message):
         cc.fit_correctives([T], s["F"], [s["J"]], parents, W, [R], [G])
+
+
+@pytest.mark.parametrize("ridge", [-1.0, float("nan"), float("inf")])
+def test_a_ridge_that_cannot_regularise_is_refused(synthetic, ridge):
+    s = synthetic
+    with pytest.raises(ValueError, match="ridge must be"):
+        cc.fit_correctives([s["T"]], s["F"], [s["J"]], s["parents"], s["W"], [s["R"][:20]], [s["G"][:20]],
+                           ridge=ridge)
 
 
 def test_pose_refuses_wrong_rotations(synthetic):

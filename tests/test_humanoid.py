@@ -709,6 +709,18 @@ def test_a_knee_marker_places_the_knee_and_its_mirror_and_the_generic_rig_follow
         extract_skeleton(V, F, markers={"kneee.L": knee})
 
 
+def test_a_marker_on_its_neighbours_joint_is_refused(sample):
+    """An elbow marker dropped on the wrist left the forearm bone with no length (Blender
+    deletes such a bone); the refusal names the two ends."""
+    V, F = sample["verts"], sample["faces"]
+    found = extract_skeleton(V, F, naming="mixamo").info["landmarks"]
+    with pytest.raises(markers.MarkerError, match="elbow.L and the wrist.L landmark lie at one point"):
+        extract_skeleton(V, F, naming="mixamo", markers={"elbow.L": found["wrist.L"]})
+    with pytest.raises(markers.MarkerError, match="knee.R and ankle.R lie at one point"):
+        extract_skeleton(V, F, markers={"knee.R": found["ankle.R"], "ankle.R": found["ankle.R"],
+                                        "knee.L": found["knee.L"], "ankle.L": found["ankle.L"]})
+
+
 def test_hip_and_chin_markers_move_the_pelvis_spine_and_neck(sample):
     V, F = sample["verts"], sample["faces"]
     plain = extract_skeleton(V, F, naming="mixamo")

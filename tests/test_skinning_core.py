@@ -288,6 +288,10 @@ def test_bad_armature_raises():
         predict_weights(V, F, j, [-1, 5], t)
     with pytest.raises(InvalidArmatureError, match="2 bones but 1 parent indices"):
         predict_weights(V, F, j, [-1], t)
+    for parents in (["-1", "0"], [-1, 0.5], [-1, np.nan]):             # strings were a TypeError
+        with pytest.raises(InvalidArmatureError, match="parent indices must be integers"):
+            predict_weights(V, F, j, parents, t)
+    check_rows(predict_weights(V, F, j, [-1.0, 0.0], t), 2)             # whole floats are indices
     jn = j.copy()
     jn[1, 0] = np.nan
     with pytest.raises(InvalidArmatureError, match="1 bones have NaN"):

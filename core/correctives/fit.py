@@ -19,7 +19,7 @@ from scipy.spatial import cKDTree
 from ..mesh import bbox_diagonal
 from .errors import CorrectivesError
 from .joints import family_joint_regressor
-from .kinematics import blended_rotations, lbs, skinning_matrices
+from .kinematics import blended_rotations, lbs, skinning_matrices, topological_order
 from .model import CorrectiveModel, rotation_features
 
 INFLUENCE = 1e-4     # a weight above this is an influence (docs/metrics.md#skin-metrics)
@@ -63,7 +63,7 @@ def fit_correctives(rest_verts, faces, joints, parents, weights, pose_rotations,
     if pose_correctives:
         report(0.0, "choosing the regularisation")
         chosen = (_pick_ridge(target, features, sees, data.holdout_start) if ridge == "auto"
-                  else float(ridge))
+                  else _fixed_ridge(ridge))
     bases = None
     if pose_correctives and max_keys:
         # compact Pose_net: only the strongest max_keys (joint, direction) components of a
@@ -172,6 +172,14 @@ class _Bodies:
 
 # -- input checks -----------------------------------------------------------------------------
 
+def _fixed_ridge(ridge) -> float:
+    """A given ridge: a finite number, not negative (ValueError)."""
+    value = float(ridge)
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f'ridge must be "auto" or a finite number, not negative (got {ridge!r})')
+    return value
+
+
 def _validate(rest_verts, faces, joints, parents, weights, pose_rotations, posed_verts):
     T = np.asarray(rest_verts, dtype=np.float64)
     F = np.asarray(faces, dtype=np.int64)
@@ -187,6 +195,10 @@ def _validate(rest_verts, faces, joints, parents, weights, pose_rotations, posed
         raise CorrectivesError("Joints must be (J, 3) with one parent index per joint")
     if ((parents < -1) | (parents >= n)).any() or (parents == np.arange(n)).any():
         raise CorrectivesError("Parent indices must be -1 (root) or another joint's index")
+    try:
+        topological_order(parents)
+    except ValueError:
+        raise CorrectivesError("The joints' parents form a cycle: each chain must end at a root (-1)") from None
     if W.shape != (V, n):
         raise CorrectivesError(f"Weights must have shape ({V}, {n}) (vertices × joints), not {W.shape}")
     if R.ndim != 4 or R.shape[1:] != (n, 3, 3):

@@ -24,6 +24,9 @@ NAMES = ("chin",) + tuple(f"{m}{s}" for m in SIDED for s in (".L", ".R"))
 # the spine joints' fractions of the pelvis -> chest path (humanoid.skeleton.LANDMARKS): a moved
 # pelvis moves each by (1 - fraction) of its move, the chest end stays
 SPINE = (("spine", 0.30), ("spine1", 0.60), ("spine2", 0.85))
+# the limbs' bones, by the roles at their ends: markers may not put both ends at one point
+LIMB_BONES = (("upper_arm", "forearm"), ("forearm", "hand"), ("thigh", "shin"), ("shin", "foot"))
+APART = 1e-4   # ... closer than this share of the joints' extent is one point
 
 
 class MarkerError(BonesmithError):
@@ -112,7 +115,24 @@ def apply(joints: dict, markers: dict) -> dict:
         lower = np.linalg.norm(joints["neck"] - joints["spine2"])
         share = lower / max(lower + np.linalg.norm(joints["head"] - joints["neck"]), 1e-12)
         out["neck"] = out["spine2"] + share * (out["head"] - out["spine2"])
+    _bones_of_some_length(out, markers)
     return out
+
+
+def _bones_of_some_length(joints: dict, markers: dict) -> None:
+    """MarkerError where markers leave a limb bone with no length (an elbow marker on the
+    wrist: Blender deletes such a bone); both ends are named."""
+    placed = {ROLES[_split(name)[0]] + _split(name)[1]: name for name in markers}
+    extent = float(np.linalg.norm(np.ptp(np.array([p for p in joints.values()], dtype=np.float64), axis=0)))
+    for side in (".L", ".R"):
+        for a, b in LIMB_BONES:
+            ends = (a + side, b + side)
+            if (ends[0] in placed or ends[1] in placed) and all(e in joints for e in ends) and \
+                    np.linalg.norm(joints[ends[0]] - joints[ends[1]]) <= APART * extent:
+                landmark = {role: name for name, role in ROLES.items()}
+                names = " and ".join(placed.get(e, f"the {landmark[e[:-2]]}{side} landmark") for e in ends)
+                raise MarkerError(f"{names} lie at one point, so the bone between them would have no "
+                                  "length: move the marker to its own joint")
 
 
 def load(path) -> dict:

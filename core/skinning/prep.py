@@ -216,10 +216,13 @@ def prepare_bones(mesh: SkinMesh, joints, parents, tails=None) -> Bones:
     if len(P) != J:
         raise InvalidArmatureError(f"There are {J} bones but {len(P)} parent indices.")
     if not np.issubdtype(P.dtype, np.integer):
-        if np.all(np.isfinite(P.astype(float))) and np.all(P == np.round(P)):
-            P = P.astype(np.int64)
-        else:
+        try:                                             # whole floats or Python numbers, not strings
+            Pf = P.astype(np.float64) if P.dtype.kind in "fO" else None
+        except (TypeError, ValueError):
+            Pf = None
+        if Pf is None or not (np.isfinite(Pf).all() and (Pf == np.round(Pf)).all()):
             raise InvalidArmatureError("Bone parent indices must be integers (-1 for a root).")
+        P = Pf
     P = P.astype(np.int64)
     if P.min() < -1 or P.max() >= J:
         raise InvalidArmatureError("A bone parent index points past the bone list; the armature data is corrupt.")
