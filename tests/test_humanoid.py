@@ -721,6 +721,18 @@ def test_a_marker_on_its_neighbours_joint_is_refused(sample):
                                         "knee.L": found["knee.L"], "ankle.L": found["ankle.L"]})
 
 
+def test_a_marker_far_outside_the_character_is_refused(sample):
+    """A markers file in centimetres for a character in metres put a knee joint tens of
+    diagonals outside the mesh; a marker near the body, off its joint, is obeyed."""
+    V, F = sample["verts"], sample["faces"]
+    found = extract_skeleton(V, F, naming="mixamo").info["landmarks"]
+    with pytest.raises(markers.MarkerError, match="Marker 'knee.L' lies far outside the character"):
+        extract_skeleton(V, F, naming="mixamo", markers={"knee.L": np.array(found["knee.L"]) * 100})
+    near = np.array(found["knee.L"]) + [0.1 * np.ptp(V[:, 0]), 0.0, 0.0]
+    assert np.allclose(extract_skeleton(V, F, naming="mixamo", markers={"knee.L": near}).info["landmarks"]["knee.L"],
+                       near)
+
+
 def test_hip_and_chin_markers_move_the_pelvis_spine_and_neck(sample):
     V, F = sample["verts"], sample["faces"]
     plain = extract_skeleton(V, F, naming="mixamo")

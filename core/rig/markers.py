@@ -27,6 +27,7 @@ SPINE = (("spine", 0.30), ("spine1", 0.60), ("spine2", 0.85))
 # the limbs' bones, by the roles at their ends: markers may not put both ends at one point
 LIMB_BONES = (("upper_arm", "forearm"), ("forearm", "hand"), ("thigh", "shin"), ("shin", "foot"))
 APART = 1e-4   # ... closer than this share of the joints' extent is one point
+OUTSIDE = 0.5  # a marker farther than this share of the joints' extent outside their box is misplaced
 
 
 class MarkerError(BonesmithError):
@@ -99,6 +100,7 @@ def apply(joints: dict, markers: dict) -> dict:
     moved as the two hip markers moved on average, the spine spread from it, the neck at its share of the way
     from the upper chest to a chin marker, the generic rig's knee ("knee_centre") on a
     knee marker."""
+    _near_the_body(joints, markers)
     out = dict(joints)
     for name, p in markers.items():
         base, side = _split(name)
@@ -117,6 +119,18 @@ def apply(joints: dict, markers: dict) -> dict:
         out["neck"] = out["spine2"] + share * (out["head"] - out["spine2"])
     _bones_of_some_length(out, markers)
     return out
+
+
+def _near_the_body(joints: dict, markers: dict) -> None:
+    """MarkerError for a marker far outside the character (OUTSIDE of the standard joints'
+    extent beyond their box): a markers file in other units or another frame."""
+    P = np.array(list(joints.values()), dtype=np.float64)
+    lo, hi = P.min(axis=0), P.max(axis=0)
+    reach = OUTSIDE * float(np.linalg.norm(hi - lo))
+    for name, p in markers.items():
+        if np.linalg.norm(np.maximum(np.maximum(lo - p, p - hi), 0.0)) > reach:
+            raise MarkerError(f"Marker '{name}' lies far outside the character: give the markers "
+                              "in the mesh file's units and axes, as its landmarks are reported")
 
 
 def _bones_of_some_length(joints: dict, markers: dict) -> None:
