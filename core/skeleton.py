@@ -81,20 +81,6 @@ class Skeleton:
             return cls.from_dict(json.load(fh))
 
 
-def _check_options(opt: dict) -> None:
-    """ValueError for an option that cannot work: every size or count finite and not
-    negative, a proxy of at least PROXY_MIN vertices and bones of some length."""
-    for key, value in opt.items():
-        if isinstance(value, bool):
-            continue
-        if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value >= 0):
-            raise ValueError(f"{key} must be a finite number, not negative (got {value!r})")
-    if opt["proxy_vertices"] < PROXY_MIN:
-        raise ValueError(f"proxy_vertices must be at least {PROXY_MIN} (got {opt['proxy_vertices']!r})")
-    if not opt["bone_length"] > 0:
-        raise ValueError(f"bone_length must be positive (got {opt['bone_length']!r})")
-
-
 PROXY_MIN = 100   # the contraction's proxy keeps at least this many vertices
 ABSORB = 0.5   # body radii within which another part's skeleton merges into the body's
 PAIR_TOLERANCE = 0.03  # joints this close to each other's mirror image are a left/right pair
@@ -115,6 +101,20 @@ DEFAULTS = dict(
     straight_bone_length=0.20,   # other characters: a chain joint without bend or narrowing goes if the bone it leaves is at most this (÷ detail; 0: off; rig.straighten_chains)
     flat_bone_length=0.20,       # other characters: flat chains (fins, ears) get one bone per this (÷ detail; 0: bone_length)
 )
+
+
+def _check_options(opt: dict) -> None:
+    """ValueError for an option that cannot work: every size or count finite and not
+    negative, a proxy of at least PROXY_MIN vertices and bones of some length."""
+    for key, value in opt.items():
+        if isinstance(value, bool):
+            continue
+        if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value >= 0):
+            raise ValueError(f"{key} must be a finite number, not negative (got {value!r})")
+    if opt["proxy_vertices"] < PROXY_MIN:
+        raise ValueError(f"proxy_vertices must be at least {PROXY_MIN} (got {opt['proxy_vertices']!r})")
+    if not opt["bone_length"] > 0:
+        raise ValueError(f"bone_length must be positive (got {opt['bone_length']!r})")
 
 
 def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bonesmith",

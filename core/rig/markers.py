@@ -19,6 +19,7 @@ from ..symmetry import MIRROR
 # marker -> the standard role whose joint (bone head) it places
 ROLES = {"chin": "head", "shoulder": "upper_arm", "elbow": "forearm", "wrist": "hand",
          "hip": "thigh", "knee": "shin", "ankle": "foot"}
+LANDMARK = {role: name for name, role in ROLES.items()}     # the standard role -> its marker's landmark
 SIDED = ("shoulder", "elbow", "wrist", "hip", "knee", "ankle")
 NAMES = ("chin",) + tuple(f"{m}{s}" for m in SIDED for s in (".L", ".R"))
 # the spine joints' fractions of the pelvis -> chest path (humanoid.skeleton.LANDMARKS): a moved
@@ -100,7 +101,8 @@ def apply(joints: dict, markers: dict) -> dict:
     moved as the two hip markers moved on average, the spine spread from it, the neck at its share of the way
     from the upper chest to a chin marker, the generic rig's knee ("knee_centre") on a
     knee marker."""
-    _near_the_body(joints, markers)
+    extent = _extent(joints)
+    _near_the_body(joints, markers, extent)
     out = dict(joints)
     for name, p in markers.items():
         base, side = _split(name)
@@ -117,34 +119,37 @@ def apply(joints: dict, markers: dict) -> dict:
         lower = np.linalg.norm(joints["neck"] - joints["spine2"])
         share = lower / max(lower + np.linalg.norm(joints["head"] - joints["neck"]), 1e-12)
         out["neck"] = out["spine2"] + share * (out["head"] - out["spine2"])
-    _bones_of_some_length(out, markers)
+    _bones_of_some_length(out, markers, extent)
     return out
 
 
-def _near_the_body(joints: dict, markers: dict) -> None:
-    """MarkerError for a marker far outside the character (OUTSIDE of the standard joints'
-    extent beyond their box): a markers file in other units or another frame."""
+def _extent(joints: dict):
+    """(low corner, high corner, diagonal) of the standard joints' box."""
     P = np.array(list(joints.values()), dtype=np.float64)
     lo, hi = P.min(axis=0), P.max(axis=0)
-    reach = OUTSIDE * float(np.linalg.norm(hi - lo))
+    return lo, hi, float(np.linalg.norm(hi - lo))
+
+
+def _near_the_body(joints: dict, markers: dict, extent) -> None:
+    """MarkerError for a marker far outside the character (OUTSIDE of the standard joints'
+    extent beyond their box): a markers file in other units or another frame."""
+    lo, hi, diagonal = extent
     for name, p in markers.items():
-        if np.linalg.norm(np.maximum(np.maximum(lo - p, p - hi), 0.0)) > reach:
+        if np.linalg.norm(np.maximum(np.maximum(lo - p, p - hi), 0.0)) > OUTSIDE * diagonal:
             raise MarkerError(f"Marker '{name}' lies far outside the character: give the markers "
                               "in the mesh file's units and axes, as its landmarks are reported")
 
 
-def _bones_of_some_length(joints: dict, markers: dict) -> None:
+def _bones_of_some_length(joints: dict, markers: dict, extent) -> None:
     """MarkerError where markers leave a limb bone with no length (an elbow marker on the
     wrist: Blender deletes such a bone); both ends are named."""
     placed = {ROLES[_split(name)[0]] + _split(name)[1]: name for name in markers}
-    extent = float(np.linalg.norm(np.ptp(np.array([p for p in joints.values()], dtype=np.float64), axis=0)))
     for side in (".L", ".R"):
         for a, b in LIMB_BONES:
             ends = (a + side, b + side)
             if (ends[0] in placed or ends[1] in placed) and all(e in joints for e in ends) and \
-                    np.linalg.norm(joints[ends[0]] - joints[ends[1]]) <= APART * extent:
-                landmark = {role: name for name, role in ROLES.items()}
-                names = " and ".join(placed.get(e, f"the {landmark[e[:-2]]}{side} landmark") for e in ends)
+                    np.linalg.norm(joints[ends[0]] - joints[ends[1]]) <= APART * extent[2]:
+                names = " and ".join(placed.get(e, f"the {LANDMARK[e[:-2]]}{side} landmark") for e in ends)
                 raise MarkerError(f"{names} lie at one point, so the bone between them would have no "
                                   "length: move the marker to its own joint")
 
