@@ -102,7 +102,7 @@ def apply(joints: dict, markers: dict) -> dict:
     from the upper chest to a chin marker, the generic rig's knee ("knee_centre") on a
     knee marker."""
     extent = _extent(joints)
-    _near_the_body(joints, markers, extent)
+    _near_the_body(markers, extent)
     out = dict(joints)
     for name, p in markers.items():
         base, side = _split(name)
@@ -130,7 +130,7 @@ def _extent(joints: dict):
     return lo, hi, float(np.linalg.norm(hi - lo))
 
 
-def _near_the_body(joints: dict, markers: dict, extent) -> None:
+def _near_the_body(markers: dict, extent) -> None:
     """MarkerError for a marker far outside the character (OUTSIDE of the standard joints'
     extent beyond their box): a markers file in other units or another frame."""
     lo, hi, diagonal = extent
@@ -143,7 +143,7 @@ def _near_the_body(joints: dict, markers: dict, extent) -> None:
 def _bones_of_some_length(joints: dict, markers: dict, extent) -> None:
     """MarkerError where markers leave a limb bone with no length (an elbow marker on the
     wrist: Blender deletes such a bone); both ends are named."""
-    placed = {ROLES[_split(name)[0]] + _split(name)[1]: name for name in markers}
+    placed = {ROLES[base] + side: name for name, (base, side) in ((n, _split(n)) for n in markers)}
     for side in (".L", ".R"):
         for a, b in LIMB_BONES:
             ends = (a + side, b + side)
