@@ -46,13 +46,24 @@ def symmetry_turn(V) -> np.ndarray:
     of symmetry is x = 0: the identity when V is symmetric in x = 0 (or in no plane),
     QUARTER_TURN when it is in y = 0 (facing +X or -X), SIDE_TURN when it is in z = 0.
     Which way is up and which way is front within that plane is `orientation.upright_turn`'s
-    business, once the rig's limbs are known."""
-    if is_mirror_symmetric(V):
-        return np.eye(3)
-    for turn in (QUARTER_TURN, SIDE_TURN):
-        if is_mirror_symmetric(V @ turn.T):
-            return turn.copy()
+    business, once the rig's limbs are known. A mesh symmetric in both x = 0 and y = 0 (a
+    body of boxes, as deep in front as behind) gets the plane across its wider side
+    (widest_plane)."""
+    upright = [turn for turn in (np.eye(3), QUARTER_TURN) if is_mirror_symmetric(V @ turn.T)]
+    if upright:
+        return upright[widest_plane(V, [turn[0] for turn in upright])].copy()
+    if is_mirror_symmetric(V @ SIDE_TURN.T):
+        return SIDE_TURN.copy()
     return np.eye(3)
+
+
+def widest_plane(V, normals) -> int:
+    """Which of several planes of symmetry (their unit normals) is the body's left-right
+    plane: the one whose normal the mesh spans farthest along. A body symmetric front to
+    back too is wider from side to side than from front to back (shoulders, arms, legs
+    apart); the other plane took a blocky humanoid's front for a side, and it was no
+    humanoid (docs/auto_skeleton.md#symmetry)."""
+    return int(np.argmax([np.ptp(np.asarray(V) @ n) for n in normals]))
 
 
 def symmetry_frame(V) -> tuple:
@@ -120,8 +131,10 @@ def oblique_turn(V):
     scored by the mirror gap in the plane through the vertices' mean; the best
     OBLIQUE_KEEP are refined by mirror-ICP. The turn is the one nearest to the quarter
     turn for that normal's nearest axis that keeps that turn's in-plane axis (z: up) in
-    the plane (_turn_for). None too when the best plane's gap is 2 SYMMETRY_TOLERANCE or
-    more; oblique_frame normalises V @ turn.T again and tests it."""
+    the plane (_turn_for). Of the refined planes with a gap under 2 SYMMETRY_TOLERANCE the
+    best is taken, or, when two or more of them hold the up axis, the widest
+    (widest_plane); None when there is none. oblique_frame normalises V @ turn.T again
+    and tests it."""
     V = np.asarray(V, np.float64)
     tree = cKDTree(V)
     centre = V.mean(axis=0)
@@ -136,15 +149,21 @@ def oblique_turn(V):
     normals = np.concatenate(normals)
     pick = _spread(V, OBLIQUE_SAMPLE)
     gaps = np.array([_plane_gap(pick, tree, n, n @ centre) for n in normals])
-    best = None
+    found = []
     for k in _distinct(normals, np.argsort(gaps), OBLIQUE_KEEP):
         n, offset = _refine(V, tree, normals[k], normals[k] @ centre)
         gap = _plane_gap(_spread(V, SYMMETRY_SAMPLE), tree, n, offset)
-        if best is None or gap < best[0]:
-            best = (gap, n)
-    if best is None or best[0] >= 2 * SYMMETRY_TOLERANCE:
+        if gap < 2 * SYMMETRY_TOLERANCE:
+            found.append((gap, n))
+    if not found:
         return None
-    return _turn_for(best[1])
+    found.sort(key=lambda c: c[0])
+    normals = np.array([n for _, n in found])
+    planes = normals[_distinct(normals, range(len(found)), len(found))]    # refined onto one: the best
+    upright = [n for n in planes if np.argmax(np.abs(n)) != 2]      # planes through the up axis
+    if len(upright) > 1:
+        return _turn_for(upright[widest_plane(V, upright)])
+    return _turn_for(planes[0])
 
 
 def _plane_gap(P, tree, n, offset) -> float:

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import humanoid_arrays
+
 from bonesmith.core.skeleton import extract_skeleton
 from bonesmith.core.symmetry import SIDE_TURN, is_side_turn, oblique_turn
 
@@ -76,3 +78,21 @@ def test_the_turn_takes_the_plane_to_x_and_keeps_up(sample):
     assert np.allclose(turn @ turn.T, np.eye(3)) and np.isclose(np.linalg.det(turn), 1.0)
     assert np.allclose(turn @ yaw(40.0), np.eye(3), atol=1e-3)       # turned back, up kept
     assert is_side_turn(SIDE_TURN) and not is_side_turn(turn)
+
+
+@pytest.mark.parametrize("degrees", [2.0, 5.0, 45.0, 90.0, 135.0])
+def test_a_body_as_deep_in_front_as_behind_is_recognised_at_any_turn(degrees):
+    """The blocky humanoid is symmetric front to back too. Turned by these angles its
+    front-back plane was taken for the left-right one and it was no humanoid; the plane
+    across its wider side is taken now (symmetry.widest_plane), and its landmarks are the
+    unturned ones turned along (as a set: its front and back are alike, so which side is
+    left is not its shape's to say)."""
+    V, F = humanoid_arrays()
+    unturned = extract_skeleton(V, F, naming="mixamo")
+    turned = extract_skeleton(V @ yaw(degrees).T, F, naming="mixamo")
+    assert unturned.info["humanoid"] and turned.info["humanoid"]
+    assert turned.names == unturned.names
+    before = np.array(list(unturned.info["landmarks"].values()))
+    after = np.array(list(turned.info["landmarks"].values())) @ yaw(degrees)
+    gaps = np.linalg.norm(after[:, None] - before[None], axis=2).min(axis=1)
+    assert gaps.max() < TOLERANCE * np.linalg.norm(np.ptp(V, axis=0))
