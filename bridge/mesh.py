@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core.errors import BonesmithError
+from ..core.errors import BonesmithError, InvalidMeshError
+from ..core.ground import ground_vertices
+from ..core.meshprep import validate
 
 
 def matrix_to_numpy(matrix) -> np.ndarray:
@@ -67,6 +69,34 @@ class MeshSet:
 
     def object_slice(self, k: int) -> slice:
         return slice(int(self.offsets[k]), int(self.offsets[k + 1]))
+
+    def without(self, drop) -> "MeshSet":
+        """The set less the objects with the indices in `drop`."""
+        return stack_arrays((self.names[k], self.vertices[self.object_slice(k)],
+                             self.faces[self.face_offsets[k]:self.face_offsets[k + 1]] - self.offsets[k])
+                            for k in range(len(self.names)) if k not in drop)
+
+
+def ground_objects(mesh_set: MeshSet) -> tuple[list, np.ndarray]:
+    """(indices, plate): the objects that are wholly a flat plate the others stand on (a
+    ground plane selected with the character: core/ground.py), when some object is not
+    one, and (V,) bool, the set's vertices in such plates (joined into an object too). A
+    mesh core refuses is left to core's own message."""
+    try:
+        plate = ground_vertices(*validate(mesh_set.vertices, mesh_set.faces))
+    except InvalidMeshError:
+        return [], np.zeros(len(mesh_set.vertices), bool)
+    flat = [k for k in range(len(mesh_set.names))
+            if mesh_set.offsets[k + 1] > mesh_set.offsets[k] and plate[mesh_set.object_slice(k)].all()]
+    return (flat if len(flat) < len(mesh_set.names) else []), plate
+
+
+def ground_note(names) -> str:
+    """What a report says of the objects ground_objects left out, or ""."""
+    if not names:
+        return ""
+    listed = ", ".join(f"'{name}'" for name in names)
+    return f"{listed} left out: a flat plate under the character (a ground) gets no rig"
 
 
 def combine_objects(objects, depsgraph=None, *, world: bool = True, basis: bool = False) -> MeshSet:

@@ -5,7 +5,7 @@ operators (Auto Skin, Auto Rig, Rebuild) and the command line all call it; the m
 the options are arguments, nothing here reads the UI."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
@@ -33,6 +33,7 @@ class SkinInput:
     bone_names: list
     model: object = None      # path of a trained model, None = the shipped default
     warning: str = ""
+    left_out: list = field(default_factory=list)   # selected ground plates (bridge.mesh.ground_objects)
 
     @property
     def n_vertices(self) -> int:
@@ -41,20 +42,24 @@ class SkinInput:
 
 def read(meshes, armature, model=None, warning: str = "") -> SkinInput:
     """SkinInput of `meshes` (rest pose, world space) and the deforming bones of
-    `armature`; `model`: a trained model's path, None for the shipped default."""
+    `armature`; `model`: a trained model's path, None for the shipped default. A ground
+    plane selected with the meshes is left out."""
     joints, parents, tails, names = bridge_armature.deform_bones(armature)
     mesh_set = bridge_mesh.combine_rest(meshes)
     for k, obj in enumerate(meshes):
         if mesh_set.offsets[k + 1] == mesh_set.offsets[k]:
             raise BonesmithError(f"The mesh '{obj.name}' has no vertices")
-    parts = [(name, mesh_set.vertices[mesh_set.object_slice(k)]) for k, name in enumerate(mesh_set.names)]
-    check_placement(parts, joints, tails, armature.name)
+    ground, plate = bridge_mesh.ground_objects(mesh_set)
+    check_placement([(name, mesh_set.vertices[mesh_set.object_slice(k)][~plate[mesh_set.object_slice(k)]])
+                     for k, name in enumerate(mesh_set.names) if k not in ground], joints, tails, armature.name)
+    left_out, meshes = [meshes[k].name for k in ground], [obj for k, obj in enumerate(meshes) if k not in ground]
+    mesh_set = mesh_set.without(ground)
     return SkinInput(
         mesh_names=[obj.name for obj in meshes],
         vertex_counts=[len(obj.data.vertices) for obj in meshes],
         armature_name=armature.name,
         mesh_set=mesh_set, joints=joints, parents=parents, tails=tails, bone_names=names,
-        model=None if model is None else str(model), warning=warning,
+        model=None if model is None else str(model), warning=warning, left_out=left_out,
     )
 
 

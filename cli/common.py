@@ -77,6 +77,7 @@ def rig(meshes, detail: float, naming: str = "bonesmith", markers=None):
     from ..bridge import skeleton as bridge_skeleton
 
     inp = bridge_skeleton.read(meshes)
+    _note_ground(inp.left_out)
     started = time.perf_counter()
     skeleton = bridge_skeleton.compute(inp, detail=detail, naming=naming, markers=markers)
     seconds = time.perf_counter() - started
@@ -96,11 +97,20 @@ def skin(meshes, armature, *, model=None, max_influences: int = 4):
     if model is not None and not Path(model).is_file():
         raise BonesmithError(f"Skin model not found: {model}")
     skin_input = bridge_skin.read(meshes, armature, model=model)
+    _note_ground(skin_input.left_out)
     started = time.perf_counter()
     weights, which = bridge_skin.compute(skin_input, max_influences)
     seconds = time.perf_counter() - started
     bridge_skin.apply(bpy.context, skin_input, weights)
     return weights, seconds, which
+
+
+def _note_ground(names) -> None:
+    """Say on stderr which objects were left out as a ground plate (bridge.mesh.ground_objects)."""
+    from ..bridge import mesh as bridge_mesh
+
+    if names:
+        print(f"note: {bridge_mesh.ground_note(names)}", file=sys.stderr)
 
 
 # -- outputs -----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import numpy as np
 from . import centering, orientation, rig, symmetry
 from .collapse import collapse_to_graph
 from .contraction import contract, one_ring_areas
+from .ground import ground_vertices
 from .rig import rigify_roles
 from .limbs import SIDE_TOLERANCE   # chains this close to the plane get no .L/.R suffix
 from .meshprep import (body_faces, check_one_character, check_small_members, clean_mesh, group_members, resample,
@@ -162,7 +163,7 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     # copy gets the original's rig (and the bones' support counts the original's vertices)
     vertices, faces = validate(vertices, faces)
     vertices, faces = coarse_mesh(vertices, faces) or (vertices, faces)
-    mesh = clean_mesh(vertices, faces)
+    mesh, on_ground = _without_ground(clean_mesh(vertices, faces))
     body = body_faces(mesh.vertices, mesh.faces, check_one_character(mesh.vertices, mesh.faces))
     if not body.all():                           # far props get no bones nor stretch the frame
         mesh = clean_mesh(mesh.to_world(mesh.vertices), mesh.faces[body])
@@ -171,7 +172,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
         check_small_members(mesh.vertices, members)
         timings["total"] = time.perf_counter() - t0
         report(1.0, "Done")
-        return _group_skeleton(mesh, members, {"timings": timings, "far_faces_left_out": int((~body).sum())}, naming)
+        return _group_skeleton(mesh, members, {"timings": timings, "far_faces_left_out": int((~body).sum()),
+                                             "ground_faces_left_out": on_ground}, naming)
     mesh, turn, symmetric = _symmetry_frame(mesh)
     V, F = resample(mesh.vertices, mesh.faces, opt["proxy_vertices"])
     timings["prepare"] = time.perf_counter() - t0
@@ -240,7 +242,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
     timings["total"] = time.perf_counter() - t0
     report(1.0, "Done")
     info = {"timings": timings, "contraction": cinfo, "proxy_vertices": len(V),
-            "graph_nodes": len(nodes), "far_faces_left_out": int((~body).sum()), **orientation.facing(turn),
+            "graph_nodes": len(nodes), "far_faces_left_out": int((~body).sum()), "ground_faces_left_out": on_ground,
+            **orientation.facing(turn),
             "humanoid": human is not None, "naming": naming if roles else "bonesmith"}
     if roles:
         info["roles"] = roles
@@ -261,6 +264,15 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
                                                        SIDE_TOLERANCE).as_info()
     return Skeleton(mesh.to_world(heads @ turn), parents, mesh.to_world(tails @ turn), names,
                     up @ turn, info)
+
+
+def _without_ground(mesh):
+    """(mesh, faces left out): the mesh less the flat plates it stands on (a ground plane,
+    a shadow disc: ground.ground_vertices), cleaned again; they get no bones."""
+    plate = ground_vertices(mesh.vertices, mesh.faces)[mesh.faces[:, 0]]
+    if not plate.any():
+        return mesh, 0
+    return clean_mesh(mesh.to_world(mesh.vertices), mesh.faces[~plate]), int(plate.sum())
 
 
 def _symmetry_frame(mesh):

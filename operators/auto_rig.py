@@ -93,5 +93,5 @@ class BONESMITH_OT_auto_rig(BonesmithOperator, bpy.types.Operator):
         text = (f"Auto Rig: {len(armature.data.bones)} bones in '{armature.name}', {result[0].facing_text}"
                 f"{auto_skeleton.naming_text(result[0], self.naming)}, "
                 f"{inp.n_vertices} vertices weighted ({self.seconds:.1f} s)")
-        self.report_done(text, inp.warning)
+        self.report_done(text, "; ".join(filter(None, [inp.warning, bridge_mesh.ground_note(inp.rig.left_out)])))
         return {'FINISHED'}

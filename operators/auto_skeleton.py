@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bpy
 
+from ..bridge import mesh as bridge_mesh
 from ..bridge import skeleton as bridge_skeleton
 from . import options
 from .base import BonesmithOperator, to_object_mode
@@ -44,7 +45,7 @@ class BONESMITH_OT_auto_skeleton(BonesmithOperator, bpy.types.Operator):
     def apply(self, context, rig_input, skeleton):
         to_object_mode(context)
         armature = bridge_skeleton.build(rig_input, skeleton, detail=self.detail, naming=self.naming)
-        self.report({'INFO'}, f"Auto Skeleton: {len(armature.data.bones)} bones "
-                              f"in '{armature.name}', {skeleton.facing_text}"
-                              f"{naming_text(skeleton, self.naming)} ({self.seconds:.1f} s)")
+        self.report_done(f"Auto Skeleton: {len(armature.data.bones)} bones in '{armature.name}', "
+                         f"{skeleton.facing_text}{naming_text(skeleton, self.naming)} ({self.seconds:.1f} s)",
+                         bridge_mesh.ground_note(rig_input.left_out))
         return {'FINISHED'}

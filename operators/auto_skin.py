@@ -11,6 +11,7 @@ import bpy
 
 from .. import preferences
 from ..bridge import markers as bridge_markers
+from ..bridge import mesh as bridge_mesh
 from ..bridge import selection
 from ..bridge import skin as bridge_skin
 from ..core.errors import BonesmithError
@@ -79,5 +80,6 @@ class BONESMITH_OT_auto_skin(BonesmithOperator, bpy.types.Operator):
         text = (f"Auto Skin: {skin_input.n_vertices} vertices in {meshes} mesh"
                 f"{'es' if meshes > 1 else ''} weighted to {len(skin_input.bone_names)} bones of "
                 f"'{skin_input.armature_name}' by {which} ({self.seconds:.1f} s)")
-        self.report_done(text, skin_input.warning)
+        self.report_done(text, "; ".join(filter(None, [skin_input.warning,
+                                                       bridge_mesh.ground_note(skin_input.left_out)])))
         return {'FINISHED'}

@@ -191,6 +191,22 @@ def merge(*meshes):
     return np.vstack(Vs), np.vstack(Fs)
 
 
+def ground_plane(vertices, width=2.0, cuts=1, lift=0.0):
+    """A flat square grid (V, F) of `cuts` x `cuts` quads, `width` x the mesh's height
+    wide, centred under the mesh at its lowest point (+ `lift` x its height): a ground
+    plane in Blender."""
+    vertices = np.asarray(vertices, dtype=np.float64)
+    height = np.ptp(vertices[:, 2])
+    g = np.linspace(-width / 2, width / 2, cuts + 1) * height
+    x, y = np.meshgrid(g, g)
+    centre = (vertices.min(axis=0) + vertices.max(axis=0)) / 2
+    V = np.column_stack([x.ravel() + centre[0], y.ravel() + centre[1],
+                         np.full(x.size, vertices[:, 2].min() + lift * height)])
+    k = np.arange((cuts + 1) ** 2).reshape(cuts + 1, cuts + 1)
+    a, b, c, d = k[:-1, :-1].ravel(), k[:-1, 1:].ravel(), k[1:, 1:].ravel(), k[1:, :-1].ravel()
+    return V, np.concatenate([np.column_stack([a, b, c]), np.column_stack([a, c, d])])
+
+
 def tube(points, radius=0.04, sides=12):
     """A closed tube (V, F) around the polyline `points` (k, 3), capped at both ends;
     `radius` one value or one per point."""

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import Event, check_bones_in_place, operator_stand_in, started_job
+from conftest import Event, check_bones_in_place, ground_plane, operator_stand_in, select, started_job
 
 TRANSFORMS = {
     "identity": {},
@@ -288,3 +288,27 @@ def test_a_character_lying_on_its_back_gets_limbs_with_sides_and_the_report_says
     A = np.array(obj.parent.matrix_world)
     y = {b.name: (A @ (*b.head_local, 1.0))[1] for b in obj.parent.data.bones}
     assert max(y["leg_01.L"], y["leg_01.R"]) < min(y["arm_01.L"], y["arm_01.R"])
+
+
+def test_a_ground_plane_selected_with_the_character_is_left_out(ext_module, core, make_mesh, sample):
+    """A ground plane selected with the character (and active) was rigged with it: a
+    generic rig of 15 bones for the 26-bone humanoid, the plane parented to it. It is now
+    left out: no parent, no modifier; the rig is the character's own; the report says so."""
+    import time
+    import bpy
+    expected = core.extract_skeleton(*sample)
+    body = make_mesh("body", *sample)
+    ground = make_mesh("Ground", *ground_plane(sample[0]))
+    select([body, ground], ground)
+    cls, op = _modal_operator(ext_module)
+    deadline = time.monotonic() + 300
+    while (result := cls.modal(op, bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert result == {'FINISHED'}, op.reports
+    assert any("'Ground' left out: a flat plate under the character" in message for _, message in op.reports)
+    assert ground.parent is None and len(ground.modifiers) == 0
+    armature = body.parent
+    assert sorted(b.name for b in armature.data.bones) == sorted(expected.names)
+    np.testing.assert_allclose(world_bones(armature, expected.names)[0], expected.joints,
+                               atol=1e-5 * np.ptp(sample[0], axis=0).max())

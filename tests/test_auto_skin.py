@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import (Event, check_bones_in_place, extremities, operator_stand_in, select,
+from conftest import (Event, check_bones_in_place, extremities, ground_plane, operator_stand_in, select,
                       shoal_arrays, started_job)
 
 TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
@@ -793,3 +793,20 @@ def test_mesh_parented_to_a_bone_is_reparented(bridge, humanoid_skeleton, make_m
     pose_rotate(armature, "spine", axis="X")
     moved = np.linalg.norm(evaluated_world(bridge, obj) - rest, axis=1)
     assert moved[humanoid[0][:, 2] < 0.5].max() < 1e-6        # the legs stay: it moved once
+
+
+def test_a_ground_plane_selected_with_the_meshes_is_left_out(ext_module, bridge, humanoid_skeleton, make_mesh,
+                                                            humanoid):
+    """A ground plane selected with the mesh and its armature got vertex groups and an
+    Armature modifier. It is left out, the report says so, and the mesh is weighted as
+    without it."""
+    obj = make_mesh("body", *humanoid)
+    ground = make_mesh("Ground", *ground_plane(humanoid[0]))
+    armature = hand_armature(bridge, humanoid_skeleton, obj)
+    select([obj, ground, armature], armature)
+    op = _modal(ext_module)
+    assert op._input.mesh_names == ["body"] and op._input.left_out == ["Ground"]
+    assert _drive(op) == {'FINISHED'}, op.reports
+    assert any("'Ground' left out" in message for _, message in op.reports)
+    assert len(ground.vertex_groups) == 0 and len(ground.modifiers) == 0
+    check_left_hand_follows_forearm(obj, armature, humanoid[0])

@@ -234,7 +234,7 @@ def test_degenerate_and_non_manifold_faces():
     assert W[n + 3, 0] > 0.9                                 # the fin's tip, at z 0.5: lower bone
 
 
-def test_zero_length_and_far_bones_and_missing_tails():
+def test_zero_length_bones_missing_tails_and_far_bones():
     V, F = cylinder()
     j, p, t = two_bones()
     t0 = t.copy()
@@ -245,12 +245,9 @@ def test_zero_length_and_far_bones_and_missing_tails():
     # both are equally near (a tie: heat from each, docs/auto_skin.md), so about half each
     assert W0[V[:, 2] < 0.8, 0].min() > 0.9
     assert np.all((W0[V[:, 2] > 1.2, 1] > 0.3) & (W0[V[:, 2] > 1.2, 1] < 0.7))
-    far = j + np.array([100.0, 0, 0])                        # armature far from the mesh
-    Wf = predict_weights(V, F, far, p, t + np.array([100.0, 0, 0]))
-    check_rows(Wf, 2)
-    # 100 lengths away no bone is visible and the bones' distances to any vertex differ by
-    # under 1 %: weak heat from both (docs/auto_skin.md), neither dominates, no vertex unweighted
-    assert np.all(np.abs(Wf - 0.5) < 0.05)
+    far = j + np.array([100.0, 0, 0])                        # armature far from the mesh: refused
+    with pytest.raises(InvalidArmatureError, match="far away from the bones"):
+        predict_weights(V, F, far, p, t + np.array([100.0, 0, 0]))
     W = predict_weights(V, F, j, p, None)                    # tails from the children
     check_rows(W, 2)
     assert W[V[:, 2] < 0.4, 0].min() > 0.9
@@ -296,6 +293,18 @@ def test_bad_armature_raises():
     jn[1, 0] = np.nan
     with pytest.raises(InvalidArmatureError, match="1 bones have NaN"):
         predict_weights(V, F, jn, p, t)
+
+
+def test_bones_away_from_the_mesh_are_refused_from_python_too():
+    """Blender's Auto Skin refused an armature far from the mesh or in another unit, but
+    predict_weights called from Python weighted the mesh to it: an armature 10 units
+    away put 94 % of the weight on one bone (armature_check.check_placement)."""
+    V, F = cylinder()
+    j, p, t = three_bones()
+    with pytest.raises(InvalidArmatureError, match="The mesh is far away from the bones of the armature"):
+        predict_weights(V, F, j + [10.0, 0, 0], p, t + [10.0, 0, 0])
+    with pytest.raises(InvalidArmatureError, match=r"The armature is \d+x smaller than the mesh"):
+        predict_weights(V, F, j / 100, p, t / 100)
 
 
 def test_features_shapes_and_targets():

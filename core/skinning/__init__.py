@@ -17,7 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidArmatureError, InvalidMeshError
+from ..ground import ground_vertices
+from ..meshprep import validate
 from . import exemplars
+from .armature_check import check_placement
 from .features import FeatureSet, compute_features, mirrored, vertex_features
 from .heat import HeatOptions, bone_heat
 from .prep import dense_proxy, interpolate_weights, prepare, transfer_weights
@@ -76,16 +79,43 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
 
     Returns (V, J) float64: every row sums to 1 with at most `max_influences` non-zero
     entries; every vertex is weighted (loose vertices take their nearest surface
-    vertex's weights). The members of a group of small separate things (a shoal) each
-    follow one bone (weights.rigid_members). A mesh of more than prep.PROXY_VERTICES welded vertices is
-    weighted on a decimated proxy and the weights are carried over (prep.dense_proxy,
-    prep.transfer_weights); a midpoint-subdivided mesh on the coarse mesh under it, the
-    weights blended back (prep.interpolate_weights). Raises InvalidMeshError / InvalidArmatureError with a
-    message for the user.
+    vertex's weights). A flat plate the character stands on (a ground plane, a shadow
+    disc joined into the mesh: ground.ground_vertices) follows the root bone nearest to
+    it alone and is left out of the weighting. The members of a group of small separate
+    things (a shoal) each follow one bone (weights.rigid_members). A mesh of more than
+    prep.PROXY_VERTICES welded vertices is weighted on a decimated proxy and the weights
+    are carried over (prep.dense_proxy, prep.transfer_weights); a midpoint-subdivided
+    mesh on the coarse mesh under it, the weights blended back (prep.interpolate_weights).
+    Raises InvalidMeshError / InvalidArmatureError with a message for the user, also when
+    the bones lie clearly away from the mesh or are in another unit
+    (armature_check.check_placement).
     """
     if int(max_influences) < 1:
         raise ValueError("max_influences must be at least 1")
+    V, F = validate(vertices, faces)
+    plate = ground_vertices(V, F)
+    if not plate.any():
+        W, info = _predict(V, F, joints, parents, tails, model, max_influences, names, heat_options)
+    else:
+        W, info = _predict(V, F[~plate[F].any(axis=1)], joints, parents, tails, model, max_influences, names,
+                           heat_options)
+        W[plate] = 0.0
+        W[plate, _nearest_root(V[plate], joints, parents)] = 1.0
+    info["ground_vertices"] = int(plate.sum())
+    return (W, info) if return_info else W
+
+
+def _nearest_root(points, joints, parents) -> int:
+    """The root bone (parent < 0) whose head is nearest the points' centre."""
+    roots = np.flatnonzero(np.asarray(parents).reshape(-1) < 0)
+    heads = np.asarray(joints, float).reshape(-1, 3)[roots]
+    return int(roots[np.argmin(np.linalg.norm(heads - points.mean(axis=0), axis=1))])
+
+
+def _predict(vertices, faces, joints, parents, tails, model, max_influences, names, heat_options):
+    """predict_weights without the ground plates: (W, info)."""
     mesh, bones = prepare(vertices, faces, joints, parents, tails, undo_subdivision=True)
+    check_placement([(None, mesh.V)], bones.heads, bones.tails)     # as Blender's Auto Skin checks
     work = dense_proxy(mesh)                 # big meshes: weighted on a decimated copy
     resolved = _resolve_model(model, front_known=mesh.front_from_armature)
     net, which = _for_rig(resolved, names, parents, _model_name(model))
@@ -111,7 +141,7 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
         W = interpolate_weights(W, mesh.interp, int(max_influences), bones.parents if REDISTRIBUTE else None)
     else:
         W = W[mesh.vmap]
-    return (W, info) if return_info else W
+    return W, info
 
 
 def weights_from_features(fs: FeatureSet, model, max_influences: int = 4, names=None) -> np.ndarray:

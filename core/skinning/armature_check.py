@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import BonesmithError
+from ..errors import InvalidArmatureError
 
 # A mesh whose bounding box stays this far (fraction of the rig's size) from the bones' box
 # is not where the armature is: refuse rather than weight it to whichever bone is nearest.
@@ -17,10 +17,13 @@ FAR_APART = 0.25
 TOO_SMALL = 0.02
 
 
-def check_placement(parts, joints, tails, armature_name: str) -> None:
-    """BonesmithError when a mesh lies clearly away from the bones (an armature left at
-    the origin while the character stands elsewhere, a wrong unit scale...). `parts`:
-    [(mesh name, its vertices (n,3))]; joints, tails (J,3): the bones' ends."""
+def check_placement(parts, joints, tails, armature_name: str | None = None) -> None:
+    """InvalidArmatureError when a mesh lies clearly away from the bones (an armature left
+    at the origin while the character stands elsewhere, a wrong unit scale...). `parts`:
+    [(mesh name or None, its vertices (n,3))]; joints, tails (J,3): the bones' ends;
+    armature_name: the armature's name in Blender (None: from Python, unnamed)."""
+    armature, of = (f"The armature '{armature_name}'", f"'{armature_name}'") if armature_name else \
+        ("The armature", "the armature")
     bones = np.vstack([joints, tails])
     lo, hi = bones.min(axis=0), bones.max(axis=0)
     rig_size = float(np.linalg.norm(hi - lo))
@@ -32,8 +35,8 @@ def check_placement(parts, joints, tails, armature_name: str) -> None:
     mesh_size = float(np.linalg.norm(np.ptp(finite, axis=0))) if len(finite) else 0.0
     margin = FAR_APART * max(mesh_size, rig_size)
     if len(joints) >= 3 and mesh_size > 0 and rig_size < TOO_SMALL * mesh_size:
-        raise BonesmithError(
-            f"The armature '{armature_name}' is {mesh_size / max(rig_size, 1e-30):.0f}x smaller than the "
+        raise InvalidArmatureError(
+            f"{armature} is {mesh_size / max(rig_size, 1e-30):.0f}x smaller than the "
             "mesh it should deform: the two are in different units or one has an unapplied scale. "
             "Scale the armature to the mesh (or apply the objects' scale: Ctrl+A) and run Auto Skin again")
     far = []
@@ -45,7 +48,7 @@ def check_placement(parts, joints, tails, armature_name: str) -> None:
         if np.linalg.norm(gap) > margin:
             far.append(name)
     if far:
-        listed = ", ".join(f"'{n}'" for n in far)
-        raise BonesmithError(
-            f"The mesh {listed} is far away from the bones of '{armature_name}': move the "
+        listed = "".join(f" '{n}'," for n in far if n)[:-1]
+        raise InvalidArmatureError(
+            f"The mesh{listed} is far away from the bones of {of}: move the "
             "armature onto the mesh (or fix a unit scale) and run Auto Skin again")
