@@ -11,6 +11,8 @@ follow are armature.deform_bones.
 """
 from __future__ import annotations
 
+import re
+
 import bmesh
 import bpy
 import numpy as np
@@ -76,8 +78,27 @@ def write_weights(obj: bpy.types.Object, weights, names, *, threshold: float = 0
     return groups
 
 
+def check_mirrored_groups(objects, names) -> None:
+    """BonesmithError when an object's Mirror modifier mirrors vertex groups by name but
+    Blender cannot mirror some of these bone names: Mixamo's `mixamorig:LeftForeArm` keeps
+    its name (bpy.utils.flip_name finds its side only at a name's start or end), so the
+    mirrored half followed the left arm's bones and the right arm moved nothing. The
+    other namings (.L, _l, a leading Left) mirror."""
+    mirrored = [obj.name for obj in objects
+                if any(m.type == 'MIRROR' and m.show_viewport and m.use_mirror_vertex_groups for m in obj.modifiers)]
+    stuck = [n for n in names if re.search("left|right", n, re.IGNORECASE) and bpy.utils.flip_name(n) == n]
+    if mirrored and stuck:
+        raise BonesmithError(
+            f"'{mirrored[0]}' has a Mirror modifier, which mirrors vertex groups by their names, but Blender "
+            f"cannot mirror bone names such as '{stuck[0]}' (Mixamo's): the mirrored half would follow the "
+            "other side's bones. Apply the Mirror modifier first, or choose another Naming (Unreal, Unity, "
+            "Rigify, Generic)")
+
+
 def write_weights_split(objects, mesh_set: MeshSet, weights, names, **kw) -> None:
-    """write_weights for every object of a MeshSet, from the rows computed on the whole set."""
+    """write_weights for every object of a MeshSet, from the rows computed on the whole set
+    (check_mirrored_groups first: nothing is written when it refuses)."""
+    check_mirrored_groups(objects, names)
     weights = np.asarray(weights)
     if len(weights) != len(mesh_set.vertices):
         raise ValueError(f"weights have {len(weights)} rows, the meshes {len(mesh_set.vertices)} vertices")

@@ -810,3 +810,53 @@ def test_a_ground_plane_selected_with_the_meshes_is_left_out(ext_module, bridge,
     assert any("'Ground' left out" in message for _, message in op.reports)
     assert len(ground.vertex_groups) == 0 and len(ground.modifiers) == 0
     check_left_hand_follows_forearm(obj, armature, humanoid[0])
+
+
+def half_with_mirror(make_mesh, vertices, faces):
+    """The x >= 0 half of a symmetric character with a Mirror modifier (vertex groups
+    mirrored by name, Blender's default): how modellers build one."""
+    import bpy
+    keep = (vertices[faces][:, :, 0] >= -1e-6).all(axis=1)
+    obj = make_mesh("half", vertices, faces[keep])
+    obj.modifiers.new("Mirror", 'MIRROR').use_mirror_merge = True
+    bpy.context.view_layer.update()
+    return obj
+
+
+def moved_by(bridge, obj, armature, bone):
+    """(k, 3) rest positions of the evaluated vertices that `bone` turned 70 degrees moves."""
+    import bpy
+    bpy.context.view_layer.update()
+    before = evaluated_world(bridge, obj)
+    pose = armature.pose.bones[bone]
+    pose.rotation_mode = 'XYZ'
+    pose.rotation_euler = (0.0, 0.0, math.radians(70))
+    after = evaluated_world(bridge, obj)
+    pose.rotation_euler = (0.0, 0.0, 0.0)
+    return before[np.linalg.norm(after - before, axis=1) > 1e-3 * np.ptp(before, axis=0).max()]
+
+
+def test_a_half_with_a_mirror_modifier_gets_both_arms(bridge, make_mesh, sample):
+    """Auto Rig on a half body with a Mirror modifier: the weights go on the half, and the
+    modifier mirrors them to the other side's bones by name (Unity's LeftLowerArm ->
+    RightLowerArm), so each forearm moves its own side's hand."""
+    import bpy
+    obj = half_with_mirror(make_mesh, *sample)
+    assert bpy.ops.bonesmith.auto_rig(naming="unity") == {'FINISHED'}
+    left, right = (moved_by(bridge, obj, obj.parent, f"{side}LowerArm") for side in ("Left", "Right"))
+    assert len(left) and len(right)
+    assert left[:, 0].min() > 0 and right[:, 0].max() < 0
+
+
+def test_mixamo_names_on_a_half_with_a_mirror_modifier_are_refused(bridge, make_mesh, sample, scene_state):
+    """Blender cannot mirror Mixamo's names (mixamorig:LeftForeArm keeps its name), so the
+    mirrored half followed the left arm's bones and the right forearm moved nothing. Auto
+    Rig and Auto Skin now refuse, say what to do, and change nothing."""
+    import bpy
+    obj = half_with_mirror(make_mesh, *sample)
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="Mirror modifier.*cannot mirror bone names such as 'mixamorig:Left"):
+        bpy.ops.bonesmith.auto_rig(naming="mixamo")
+    assert full_state(scene_state) == before
+    assert bpy.ops.bonesmith.auto_skeleton(naming="mixamo") == {'FINISHED'}    # no weights: rigged
+    refused_unchanged(obj, obj.parent, scene_state, "Apply the Mirror modifier first, or choose another Naming")
