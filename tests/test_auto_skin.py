@@ -860,3 +860,19 @@ def test_mixamo_names_on_a_half_with_a_mirror_modifier_are_refused(bridge, make_
     assert full_state(scene_state) == before
     assert bpy.ops.bonesmith.auto_skeleton(naming="mixamo") == {'FINISHED'}    # no weights: rigged
     refused_unchanged(obj, obj.parent, scene_state, "Apply the Mirror modifier first, or choose another Naming")
+
+
+def test_a_ground_plane_joined_into_the_mesh_follows_the_root(core, make_mesh, sample):
+    """A plane 100 times the character's height joined into its mesh: Auto Rig made a
+    one-bone rig. The rig is now the character's own and the plane's vertices follow the
+    root bone alone (Auto Skin's placement check leaves the plane out of the mesh's size)."""
+    import bpy
+    from conftest import merge
+    plane = ground_plane(sample[0], width=100.0)
+    obj = make_mesh("body", *merge(sample, plane))
+    assert bpy.ops.bonesmith.auto_rig() == {'FINISHED'}
+    armature = obj.parent
+    assert sorted(b.name for b in armature.data.bones) == sorted(core.extract_skeleton(*sample).names)
+    weights, names = check_weighted(obj, armature)
+    root = next(b.name for b in armature.data.bones if b.parent is None)
+    np.testing.assert_allclose(weights[len(sample[0]):, names.index(root)], 1.0)
