@@ -876,3 +876,6 @@ def test_a_ground_plane_joined_into_the_mesh_follows_the_root(core, make_mesh, s
     weights, names = check_weighted(obj, armature)
     root = next(b.name for b in armature.data.bones if b.parent is None)
     np.testing.assert_allclose(weights[len(sample[0]):, names.index(root)], 1.0)
+    select([obj, armature], armature)          # the placement check leaves the plane out too
+    assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
+    np.testing.assert_allclose(check_weighted(obj, armature)[0], weights, atol=1e-6)
