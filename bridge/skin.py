@@ -45,7 +45,7 @@ def read(meshes, armature, model=None, warning: str = "") -> SkinInput:
     `armature`; `model`: a trained model's path, None for the shipped default. A ground
     plane selected with the meshes is left out."""
     joints, parents, tails, names = bridge_armature.deform_bones(armature)
-    bridge_weights.check_mirrored_groups(meshes, names)
+    bridge_weights.check_modifiers(meshes, names)
     mesh_set = bridge_mesh.combine_rest(meshes)
     for k, obj in enumerate(meshes):
         if mesh_set.offsets[k + 1] == mesh_set.offsets[k]:

@@ -78,12 +78,27 @@ def write_weights(obj: bpy.types.Object, weights, names, *, threshold: float = 0
     return groups
 
 
-def check_mirrored_groups(objects, names) -> None:
-    """BonesmithError when an object's Mirror modifier mirrors vertex groups by name but
-    Blender cannot mirror some of these bone names: Mixamo's `mixamorig:LeftForeArm` keeps
-    its name (bpy.utils.flip_name finds its side only at a name's start or end), so the
-    mirrored half followed the left arm's bones and the right arm moved nothing. The
-    other namings (.L, _l, a leading Left) mirror."""
+COPYING = {'ARRAY': "an Array", 'SCREW': "a Screw"}   # modifiers that repeat the mesh's vertices
+
+
+def check_modifiers(objects, names) -> None:
+    """BonesmithError, before anything is written, when the weights of these bones on the
+    objects' own vertices cannot deform what the objects show:
+    - an Array or Screw modifier: the weights go on the one copy in the mesh data, and
+      every copy the modifier makes moved like it (a tube arrayed four times: the top
+      three copies followed the bottom one's bones);
+    - a Mirror modifier mirroring vertex groups by name with bone names Blender cannot
+      mirror: Mixamo's `mixamorig:LeftForeArm` keeps its name (bpy.utils.flip_name finds
+      a side only at a name's start or end), so the mirrored half followed the left
+      arm's bones and the right arm moved nothing. The other namings (.L, _l, a leading
+      Left) mirror."""
+    for obj in objects:
+        for m in obj.modifiers:
+            if m.type in COPYING and m.show_viewport:
+                raise BonesmithError(
+                    f"'{obj.name}' has {COPYING[m.type]} modifier ('{m.name}'): skin weights go on the mesh's "
+                    "own vertices, and every copy the modifier makes would move like them. Apply the "
+                    f"modifier '{m.name}' first")
     mirrored = [obj.name for obj in objects
                 if any(m.type == 'MIRROR' and m.show_viewport and m.use_mirror_vertex_groups for m in obj.modifiers)]
     stuck = [n for n in names if re.search("left|right", n, re.IGNORECASE) and bpy.utils.flip_name(n) == n]
@@ -97,8 +112,8 @@ def check_mirrored_groups(objects, names) -> None:
 
 def write_weights_split(objects, mesh_set: MeshSet, weights, names, **kw) -> None:
     """write_weights for every object of a MeshSet, from the rows computed on the whole set
-    (check_mirrored_groups first: nothing is written when it refuses)."""
-    check_mirrored_groups(objects, names)
+    (check_modifiers first: nothing is written when it refuses)."""
+    check_modifiers(objects, names)
     weights = np.asarray(weights)
     if len(weights) != len(mesh_set.vertices):
         raise ValueError(f"weights have {len(weights)} rows, the meshes {len(mesh_set.vertices)} vertices")

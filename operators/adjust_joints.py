@@ -161,7 +161,7 @@ def apply(context, inp: RebuildInput, skeleton, weights) -> list:
     selected = [obj for obj in context.view_layer.objects if obj.select_get()]
     active = context.view_layer.objects.active
     if weights is not None:            # refused before the bones change
-        bridge_weights.check_mirrored_groups(meshes, skeleton.names)
+        bridge_weights.check_modifiers(meshes, skeleton.names)
     bridge_armature.replace_bones(armature, skeleton, inp.rig.world_to_local)
     if weights is not None:
         bridge_weights.write_weights_split(meshes, inp.rest, weights, skeleton.names)

@@ -57,7 +57,7 @@ def apply(context, inp: AutoRigInput, skeleton, weights, *, detail: float = 1.0,
           max_influences: int = options.DEFAULT_MAX_INFLUENCES):
     """Build the armature, then write the weights; on failure nothing is left behind."""
     meshes = meshes_again(inp.rig.mesh_names, "Auto Rig", inp.vertex_counts)
-    bridge_weights.check_mirrored_groups(meshes, skeleton.names)      # before anything is built
+    bridge_weights.check_modifiers(meshes, skeleton.names)      # before anything is built
     state = bridge_armature.rig_state(meshes)
     to_object_mode(context)
     armature = bridge_skeleton.build(inp.rig, skeleton, detail=detail, naming=naming, label="Auto Rig")

