@@ -91,7 +91,8 @@ def check_modifiers(objects, names) -> None:
       mirror: Mixamo's `mixamorig:LeftForeArm` keeps its name (bpy.utils.flip_name finds
       a side only at a name's start or end), so the mirrored half followed the left
       arm's bones and the right arm moved nothing. The other namings (.L, _l, a leading
-      Left) mirror."""
+      Left) mirror. A Mirror modifier that does not mirror vertex groups gives the
+      mirrored half the same side's bones whatever the names."""
     for obj in objects:
         for m in obj.modifiers:
             if m.type in COPYING and m.show_viewport:
@@ -99,8 +100,15 @@ def check_modifiers(objects, names) -> None:
                     f"'{obj.name}' has {COPYING[m.type]} modifier ('{m.name}'): skin weights go on the mesh's "
                     "own vertices, and every copy the modifier makes would move like them. Apply the "
                     f"modifier '{m.name}' first")
-    mirrored = [obj.name for obj in objects
-                if any(m.type == 'MIRROR' and m.show_viewport and m.use_mirror_vertex_groups for m in obj.modifiers)]
+    mirrors = [(obj.name, m) for obj in objects for m in obj.modifiers if m.type == 'MIRROR' and m.show_viewport]
+    sided = [n for n in names if bpy.utils.flip_name(n) != n]
+    plain = next((name for name, m in mirrors if not m.use_mirror_vertex_groups), None)
+    if plain and sided:
+        raise BonesmithError(
+            f"'{plain}' has a Mirror modifier that does not mirror vertex groups: the mirrored half would "
+            f"follow the other side's bones ('{sided[0]}'). Turn on the modifier's Vertex Groups option, or "
+            "apply it first")
+    mirrored = [name for name, m in mirrors if m.use_mirror_vertex_groups]
     stuck = [n for n in names if re.search("left|right", n, re.IGNORECASE) and bpy.utils.flip_name(n) == n]
     if mirrored and stuck:
         raise BonesmithError(

@@ -862,6 +862,19 @@ def test_mixamo_names_on_a_half_with_a_mirror_modifier_are_refused(bridge, make_
     refused_unchanged(obj, obj.parent, scene_state, "Apply the Mirror modifier first, or choose another Naming")
 
 
+
+def test_a_mirror_modifier_that_does_not_mirror_vertex_groups_is_refused(make_mesh, sample, scene_state):
+    """With the Mirror modifier's Vertex Groups option off, the mirrored half gets the
+    same groups as the half: both arms followed the left arm's bones."""
+    import bpy
+    obj = half_with_mirror(make_mesh, *sample)
+    obj.modifiers["Mirror"].use_mirror_vertex_groups = False
+    before = full_state(scene_state)
+    with pytest.raises(RuntimeError, match="does not mirror vertex groups.*Turn on the modifier's Vertex Groups"):
+        bpy.ops.bonesmith.auto_rig(naming="unity")
+    assert full_state(scene_state) == before
+
+
 def test_a_ground_plane_joined_into_the_mesh_follows_the_root(core, make_mesh, sample):
     """A plane 100 times the character's height joined into its mesh: Auto Rig made a
     one-bone rig. The rig is now the character's own and the plane's vertices follow the
