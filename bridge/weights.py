@@ -93,29 +93,40 @@ def check_modifiers(objects, names) -> None:
       arm's bones and the right arm moved nothing. The other namings (.L, _l, a leading
       Left) mirror. A Mirror modifier that does not mirror vertex groups gives the
       mirrored half the same side's bones whatever the names."""
+    problem = _copies(objects) or _unmirrored(objects, names)
+    if problem:
+        raise BonesmithError(problem)
+
+
+def _copies(objects) -> str | None:
+    """The message for an object with an Array or Screw modifier, or None."""
     for obj in objects:
         for m in obj.modifiers:
             if m.type in COPYING and m.show_viewport:
-                raise BonesmithError(
-                    f"'{obj.name}' has {COPYING[m.type]} modifier ('{m.name}'): skin weights go on the mesh's "
-                    "own vertices, and every copy the modifier makes would move like them. Apply the "
-                    f"modifier '{m.name}' first")
+                return (f"'{obj.name}' has {COPYING[m.type]} modifier ('{m.name}'): skin weights go on the mesh's "
+                        "own vertices, and every copy the modifier makes would move like them. Apply the "
+                        f"modifier '{m.name}' first")
+    return None
+
+
+def _unmirrored(objects, names) -> str | None:
+    """The message for a Mirror modifier whose mirrored half would follow the wrong side's
+    bones, or None."""
     mirrors = [(obj.name, m) for obj in objects for m in obj.modifiers if m.type == 'MIRROR' and m.show_viewport]
     sided = [n for n in names if bpy.utils.flip_name(n) != n]
     plain = next((name for name, m in mirrors if not m.use_mirror_vertex_groups), None)
     if plain and sided:
-        raise BonesmithError(
-            f"'{plain}' has a Mirror modifier that does not mirror vertex groups: the mirrored half would "
-            f"follow the other side's bones ('{sided[0]}'). Turn on the modifier's Vertex Groups option, or "
-            "apply it first")
+        return (f"'{plain}' has a Mirror modifier that does not mirror vertex groups: the mirrored half would "
+                f"follow the other side's bones ('{sided[0]}'). Turn on the modifier's Vertex Groups option, or "
+                "apply it first")
     mirrored = [name for name, m in mirrors if m.use_mirror_vertex_groups]
     stuck = [n for n in names if re.search("left|right", n, re.IGNORECASE) and bpy.utils.flip_name(n) == n]
     if mirrored and stuck:
-        raise BonesmithError(
-            f"'{mirrored[0]}' has a Mirror modifier, which mirrors vertex groups by their names, but Blender "
-            f"cannot mirror bone names such as '{stuck[0]}' (Mixamo's): the mirrored half would follow the "
-            "other side's bones. Apply the Mirror modifier first, or choose another Naming (Unreal, Unity, "
-            "Rigify, Generic)")
+        return (f"'{mirrored[0]}' has a Mirror modifier, which mirrors vertex groups by their names, but Blender "
+                f"cannot mirror bone names such as '{stuck[0]}' (Mixamo's): the mirrored half would follow the "
+                "other side's bones. Apply the Mirror modifier first, or choose another Naming (Unreal, Unity, "
+                "Rigify, Generic)")
+    return None
 
 
 def write_weights_split(objects, mesh_set: MeshSet, weights, names, **kw) -> None:
