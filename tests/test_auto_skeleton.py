@@ -224,16 +224,23 @@ def _modal_operator(ext_module, slow=False):
     return cls, op
 
 
-def test_modal_finishes_and_builds_the_rig(ext_module, make_mesh, humanoid):
+def _drive(cls, op, seconds=300):
+    """Run the started modal operator to its end on timer events; its last result."""
     import time
+    import bpy
+    deadline = time.monotonic() + seconds
+    while (result := cls.modal(op, bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return result
+
+
+def test_modal_finishes_and_builds_the_rig(ext_module, make_mesh, humanoid):
     import bpy
     obj = make_mesh("body", *humanoid)
     cls, op = _modal_operator(ext_module)
     assert cls.modal(op, bpy.context, Event('MOUSEMOVE')) == {'PASS_THROUGH'}
-    deadline = time.monotonic() + 120
-    while (result := cls.modal(op, bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    result = _drive(cls, op, seconds=120)
     assert result == {'FINISHED'}, op.reports
     assert obj.parent is not None and obj.parent.type == 'ARMATURE'
     assert any('INFO' in kind and "bones" in message for kind, message in op.reports)
@@ -271,14 +278,9 @@ def test_a_character_lying_on_its_back_gets_limbs_with_sides_and_the_report_says
     """Imported lying down (an unapplied rotation of -90 degrees about X: up +Y, front +Z),
     legs were named arms and nothing had a side. The operator now finds up and front from
     the limbs and says in its report which way it took the character to face."""
-    import time
-    import bpy
     obj = make_mesh("lying", *sample, rotation=(-np.pi / 2, 0.0, 0.0))
     cls, op = _modal_operator(ext_module)
-    deadline = time.monotonic() + 300
-    while (result := cls.modal(op, bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    result = _drive(cls, op)
     assert result == {'FINISHED'}, op.reports
     assert any("facing +Z, up +Y" in message for _, message in op.reports), op.reports
     names = {b.name for b in obj.parent.data.bones}
@@ -294,17 +296,12 @@ def test_a_ground_plane_selected_with_the_character_is_left_out(ext_module, core
     """A ground plane selected with the character (and active) was rigged with it: a
     generic rig of 15 bones for the 26-bone humanoid, the plane parented to it. It is now
     left out: no parent, no modifier; the rig is the character's own; the report says so."""
-    import time
-    import bpy
     expected = core.extract_skeleton(*sample)
     body = make_mesh("body", *sample)
     ground = make_mesh("Ground", *ground_plane(sample[0]))
     select([body, ground], ground)
     cls, op = _modal_operator(ext_module)
-    deadline = time.monotonic() + 300
-    while (result := cls.modal(op, bpy.context, Event('TIMER'))) == {'PASS_THROUGH'}:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    result = _drive(cls, op)
     assert result == {'FINISHED'}, op.reports
     assert any("'Ground' left out: a flat plate under the character" in message for _, message in op.reports)
     assert ground.parent is None and len(ground.modifiers) == 0

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from conftest import (Event, check_bones_in_place, extremities, ground_plane, operator_stand_in, select,
-                      shoal_arrays, started_job)
+from conftest import (Event, check_bones_in_place, extremities, ground_plane, merge, operator_stand_in, select,
+                      shoal_arrays, started_job, tube)
 
 TRANSFORM = dict(location=(0.4, -1.0, 0.2), rotation=(0.0, 0.0, 0.6), scale=(0.5, 0.5, 0.5))
 
@@ -880,7 +880,6 @@ def test_a_ground_plane_joined_into_the_mesh_follows_the_root(core, make_mesh, s
     one-bone rig. The rig is now the character's own and the plane's vertices follow the
     root bone alone (Auto Skin's placement check leaves the plane out of the mesh's size)."""
     import bpy
-    from conftest import merge
     plane = ground_plane(sample[0], width=100.0)
     obj = make_mesh("body", *merge(sample, plane))
     assert bpy.ops.bonesmith.auto_rig() == {'FINISHED'}
@@ -899,7 +898,6 @@ def test_a_mesh_repeated_by_an_array_modifier_is_refused(make_mesh, scene_state)
     the one in the mesh data, so all four moved like it and the top three copies' bones
     moved nothing. Auto Rig and Auto Skin now refuse before changing anything."""
     import bpy
-    from conftest import tube
     obj = make_mesh("segment", *tube(np.array([[0, 0, 0.0], [0, 0, 0.5], [0, 0, 1.0]]), radius=0.08))
     array = obj.modifiers.new("Copies", 'ARRAY')
     array.count, array.relative_offset_displace = 4, (0.0, 0.0, 1.0)
