@@ -238,6 +238,8 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
         names = rig.bone_names(heads, tails, parents, side_tolerance=SIDE_TOLERANCE, limbs=limbs)
         if opt["limb_landmarks"]:
             names, digits = rig.humanoid.finger_names(heads, parents, names, human, diagonal)
+    if not roles:                                # generic names: a centre bone never follows a side one
+        parents = rig.centre_off_sides(names, parents)
     timings["rig"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     report(1.0, "Done")

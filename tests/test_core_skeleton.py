@@ -249,6 +249,26 @@ def test_mirror_tree_leaves_an_asymmetric_character_alone():
     assert out[0] is pos and out[1] is par
 
 
+def test_a_centre_bone_hanging_from_a_side_bone_hangs_from_the_centre_above_it():
+    """The greedy tree can run spine -> left clavicle -> neck: the neck followed the left
+    clavicle. It now hangs from the spine; the side bones keep their parents."""
+    from bonesmith.core.rig import centre_off_sides
+    names = ["root", "spine_01", "arm_01.L", "neck_01", "arm_02.L", "arm_01.R", "head_01.L"]
+    parents = centre_off_sides(names, [-1, 0, 1, 2, 2, 1, 3])
+    assert parents.tolist() == [-1, 0, 1, 1, 2, 1, 3]
+    assert centre_off_sides(["root.L", "neck"], [-1, 0]).tolist() == [-1, 0]    # no centre above: kept
+
+
+def test_no_centre_bone_of_a_generic_rig_hangs_from_a_side_bone():
+    """Quaternius' skeleton: its neck_01 hung from arm2_01.R, so turning the right
+    clavicle turned the head; it now hangs from the centre bone above that one."""
+    with np.load(DATA / "quat_Skeleton.npz") as record:
+        sk = extract_skeleton(record["verts"].astype(np.float64), record["faces"].astype(np.int64))
+    sided = [n.endswith((".L", ".R")) for n in sk.names]
+    assert not [n for n, p, s in zip(sk.names, sk.parents, sided) if p >= 0 and not s and sided[p]]
+    assert is_one_tree(sk.parents)
+
+
 @pytest.mark.parametrize("scale", [1e-3, 1e3])
 def test_units_and_placement_do_not_change_the_rig(character, rig, scale):
     V, F, _ = character

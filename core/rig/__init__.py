@@ -19,7 +19,7 @@ budget      prune_unsupported: no bone without vertices to move; straighten_chai
             a character without landmarks, no joint where its chain neither bends nor narrows.
 placement   center_in_sections, push_inside: joints centred and inside the surface.
 bones       to_bones, default_up: bones (head, tail, parent) and roll vectors.
-naming      bone_names: readable, mirror-friendly names.
+naming      bone_names: readable, mirror-friendly names; centre_off_sides: no centre bone hangs from a side one.
 humanoid    a package: recognition (recognise: two legs, two arms, a head), skeleton
             (standard_bones: the standard skeleton), limbs (snap_limbs, limb_bones: the
             generic rig's limb joints and limb names).
@@ -40,7 +40,7 @@ from .bones import default_up, shorten_end_bones, single_bone, to_bones
 from .chains import simplify_chains
 from .graph import adjacency, edge_list, node_components
 from .group import group_bones
-from .naming import bone_names
+from .naming import bone_names, centre_off_sides
 from .parts import (body_weights, join_parts, part_extents, part_thickness, parts_by_mass, rigid_leaf_parts, rigid_solid,
                     ring_parts, solid_parts, straighten_convex_parts)
 from .placement import center_in_sections, clearly_inside, push_inside
@@ -50,7 +50,7 @@ from .tree import (centre_flat_body, choose_root, extend_leaves, merge_end_clust
                    walk_to_junction)
 
 __all__ = [
-    "adjacency", "body_weights", "bone_support", "bone_names", "center_in_sections", "centre_flat_body",
+    "adjacency", "body_weights", "bone_support", "bone_names", "center_in_sections", "centre_flat_body", "centre_off_sides",
     "choose_root",
     "clearly_inside", "default_up", "edge_list", "extend_leaves", "group_bones",
     "join_parts", "merge_end_clusters", "mirror_pairs", "mirror_tree", "node_components", "orient", "part_extents", "part_thickness", "parts_by_mass",

@@ -103,3 +103,20 @@ def _unique(names):
         seen[n] += 1
         out.append(n if seen[n] == 1 else f"{n}.{seen[n] - 1:03d}")
     return out
+
+
+def centre_off_sides(names, parents) -> np.ndarray:
+    """parents with every centre bone (a name without .L / .R) that hangs from a side
+    bone hung from the nearest centre bone above it instead. The greedy tree can run
+    spine -> left clavicle -> neck: the head then turned with a clavicle (every MPFB body,
+    Quaternius' skeleton, bat and fish; docs/auto_skeleton.md#bones). Positions, and so
+    the benchmarks, do not change."""
+    sided = [n.endswith((".L", ".R")) for n in names]
+    parents = np.array(parents)
+    for b, p in enumerate(parents):
+        if p >= 0 and not sided[b] and sided[p]:
+            while p >= 0 and sided[p]:
+                p = parents[p]
+            if p >= 0:                 # (a rig whose root has a side keeps its tree)
+                parents[b] = p
+    return parents
