@@ -77,22 +77,26 @@ class MeshSet:
                             for k in range(len(self.names)) if k not in drop)
 
 
-def ground_objects(mesh_set: MeshSet) -> tuple[list, np.ndarray]:
-    """(indices, plate): the objects that are wholly a flat plate the others stand on (a
-    ground plane selected with the character: core/ground.py), when some object is not
-    one, and (V,) bool, the set's vertices in such plates (joined into an object too). A
-    mesh core refuses is left to core's own message."""
+def without_ground(objects, mesh_set: MeshSet):
+    """(objects, mesh_set, names left out, plate) less the objects that are wholly a flat
+    plate the others stand on (a ground plane selected with the character: core/ground.py),
+    when some object is not one; plate: (V,) bool over the returned set, its vertices in a
+    plate (one joined into an object). A mesh core refuses is left to core's own message."""
     try:
         plate = ground_vertices(*validate(mesh_set.vertices, mesh_set.faces))
     except InvalidMeshError:
-        return [], np.zeros(len(mesh_set.vertices), bool)
-    flat = [k for k in range(len(mesh_set.names))
-            if mesh_set.offsets[k + 1] > mesh_set.offsets[k] and plate[mesh_set.object_slice(k)].all()]
-    return (flat if len(flat) < len(mesh_set.names) else []), plate
+        return list(objects), mesh_set, [], np.zeros(len(mesh_set.vertices), bool)
+    ground = [k for k in range(len(objects))
+              if mesh_set.offsets[k + 1] > mesh_set.offsets[k] and plate[mesh_set.object_slice(k)].all()]
+    if len(ground) == len(objects):
+        ground = []
+    kept = [k for k in range(len(objects)) if k not in ground]
+    plate = np.concatenate([plate[mesh_set.object_slice(k)] for k in kept]) if kept else plate
+    return ([objects[k] for k in kept], mesh_set.without(ground), [objects[k].name for k in ground], plate)
 
 
 def ground_note(names) -> str:
-    """What a report says of the objects ground_objects left out, or ""."""
+    """What a report says of the objects without_ground left out, or ""."""
     if not names:
         return ""
     listed = ", ".join(f"'{name}'" for name in names)

@@ -26,7 +26,7 @@ class SkeletonInput:
     vertices: np.ndarray
     faces: np.ndarray
     world_to_local: np.ndarray  # the active mesh's inverse world matrix at read time
-    left_out: list = field(default_factory=list)   # selected ground plates (bridge.mesh.ground_objects)
+    left_out: list = field(default_factory=list)   # selected ground plates (bridge.mesh.without_ground)
 
     @property
     def n_vertices(self) -> int:
@@ -52,16 +52,13 @@ def read(meshes, active=None, depsgraph=None) -> SkeletonInput:
     """SkeletonInput of `meshes` (evaluated by `depsgraph` when given, shape keys at their
     basis, world space), less a ground plane selected with them; the armature will be
     placed in `active`'s frame."""
-    mesh_set = bridge_mesh.combine_objects(meshes, depsgraph, basis=True)
-    ground, _ = bridge_mesh.ground_objects(mesh_set)
-    kept = [obj for k, obj in enumerate(meshes) if k not in ground]
-    active = active if active in kept else kept[0]
-    mesh_set = mesh_set.without(ground)
+    meshes, mesh_set, left_out, _ = bridge_mesh.without_ground(
+        meshes, bridge_mesh.combine_objects(meshes, depsgraph, basis=True))
+    active = active if active in meshes else meshes[0]
     return SkeletonInput(
-        mesh_names=[obj.name for obj in kept], active_name=active.name,
+        mesh_names=[obj.name for obj in meshes], active_name=active.name,
         vertices=mesh_set.vertices, faces=mesh_set.faces,
-        world_to_local=np.linalg.inv(bridge_mesh.matrix_to_numpy(active.matrix_world)),
-        left_out=[meshes[k].name for k in ground])
+        world_to_local=np.linalg.inv(bridge_mesh.matrix_to_numpy(active.matrix_world)), left_out=left_out)
 
 
 def compute(inp: SkeletonInput, *, detail: float = 1.0, naming: str = "bonesmith", markers=None,

@@ -33,7 +33,7 @@ class SkinInput:
     bone_names: list
     model: object = None      # path of a trained model, None = the shipped default
     warning: str = ""
-    left_out: list = field(default_factory=list)   # selected ground plates (bridge.mesh.ground_objects)
+    left_out: list = field(default_factory=list)   # selected ground plates (bridge.mesh.without_ground)
 
     @property
     def n_vertices(self) -> int:
@@ -50,11 +50,10 @@ def read(meshes, armature, model=None, warning: str = "") -> SkinInput:
     for k, obj in enumerate(meshes):
         if mesh_set.offsets[k + 1] == mesh_set.offsets[k]:
             raise BonesmithError(f"The mesh '{obj.name}' has no vertices")
-    ground, plate = bridge_mesh.ground_objects(mesh_set)
-    check_placement([(name, mesh_set.vertices[mesh_set.object_slice(k)][~plate[mesh_set.object_slice(k)]])
-                     for k, name in enumerate(mesh_set.names) if k not in ground], joints, tails, armature.name)
-    left_out, meshes = [meshes[k].name for k in ground], [obj for k, obj in enumerate(meshes) if k not in ground]
-    mesh_set = mesh_set.without(ground)
+    meshes, mesh_set, left_out, plate = bridge_mesh.without_ground(meshes, mesh_set)
+    slices = [mesh_set.object_slice(k) for k in range(len(meshes))]
+    check_placement([(obj.name, mesh_set.vertices[s][~plate[s]]) for obj, s in zip(meshes, slices)],
+                    joints, tails, armature.name)
     return SkinInput(
         mesh_names=[obj.name for obj in meshes],
         vertex_counts=[len(obj.data.vertices) for obj in meshes],

@@ -106,7 +106,7 @@ def skin(meshes, armature, *, model=None, max_influences: int = 4):
 
 
 def _note_ground(names) -> None:
-    """Say on stderr which objects were left out as a ground plate (bridge.mesh.ground_objects)."""
+    """Say on stderr which objects were left out as a ground plate (bridge.mesh.without_ground)."""
     from ..bridge import mesh as bridge_mesh
 
     if names:

@@ -94,11 +94,9 @@ def predict_weights(vertices, faces, joints, parents, tails=None, model=None,
         raise ValueError("max_influences must be at least 1")
     V, F = validate(vertices, faces)
     plate = ground_vertices(V, F)
-    if not plate.any():
-        W, info = _predict(V, F, joints, parents, tails, model, max_influences, names, heat_options)
-    else:
-        W, info = _predict(V, F[~plate[F].any(axis=1)], joints, parents, tails, model, max_influences, names,
-                           heat_options)
+    W, info = _predict(V, F[~plate[F].any(axis=1)], joints, parents, tails, model, max_influences, names,
+                       heat_options)
+    if plate.any():
         W[plate] = 0.0
         W[plate, _nearest_root(V[plate], joints, parents)] = 1.0
     info["ground_vertices"] = int(plate.sum())
