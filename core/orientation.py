@@ -59,7 +59,7 @@ def _standing_legs(heads, tails, parents, turn, side_tolerance):
 
 
 def upright_turn(heads, tails, parents, side_tolerance: float = SIDE_TOLERANCE, *,
-                 on_its_side: bool = False) -> np.ndarray:
+                 on_its_side: bool = False, feet: bool = True) -> np.ndarray:
     """Rotation (3, 3) that stands a rig (its left-right axis on x) up: +Z up, facing -Y.
 
     Up: the identity when the rig has legs as it is or is taller than it is long (y);
@@ -69,7 +69,8 @@ def upright_turn(heads, tails, parents, side_tolerance: float = SIDE_TOLERANCE, 
     on_its_side: the rig was turned from lying on its side (symmetry.SIDE_TURN), so the
     file's up says nothing; then a half turn about y (front kept) is tried too.
     Front: a half turn about the vertical when the legs' last bones point +Y on average by
-    more than FEET_FORWARD of their length. Rigs without legs keep the file's axes."""
+    more than FEET_FORWARD of their length (unless `feet` is False). Rigs without legs keep
+    the file's axes."""
     heads, tails = np.asarray(heads, np.float64), np.asarray(tails, np.float64)
     turn = np.eye(3)
     if not _legs(heads, tails, parents, turn, side_tolerance):
@@ -81,7 +82,7 @@ def upright_turn(heads, tails, parents, side_tolerance: float = SIDE_TOLERANCE, 
         counts = [_standing_legs(heads, tails, parents, t, side_tolerance) for t in turns]
         if counts and max(counts) >= MIN_LEGS:
             turn = turns[int(np.argmax(counts))]
-    if _feet_forward(heads, tails, parents, turn, side_tolerance) > FEET_FORWARD:
+    if feet and _feet_forward(heads, tails, parents, turn, side_tolerance) > FEET_FORWARD:
         turn = HALF_TURN @ turn
     return turn
 

@@ -206,17 +206,26 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
                 t = _rig_tree(X, radius, edges, members, parts._replace(boneless=parts.boneless | rigid),
                               V, F, opt, detail, symmetric, nearest_first=True)
         return _rig_joints(mesh, V, F, Vc, members, t, opt, detail, symmetric, lean)
-    heads, tails, parents, upright = _upright_bones(*joints(False), turn)
+    bones = joints(False)
+    heads, tails, parents, upright = _upright_bones(*bones, turn)
     # the upright turn keeps the plane x = 0, so the mesh stays symmetric in it
     surface = (V, F) if len(V) < len(mesh.vertices) else (mesh.vertices, mesh.surface_faces)   # decimated: the proxy
 
-    def inside(P):
-        return rig.clearly_inside(P @ upright, *surface)
-    human = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
-                                   inside=inside, faces=mesh.faces)   # faces: for the fingers
-    if human is None and (upright @ turn)[2, 2] > STANDING:
-        # interpenetrating pieces hide a standing body in the tree; its front outline shows it
-        human = rig.humanoid.outline_humanoid(mesh.vertices @ upright.T, mesh.faces, symmetric, inside)
+    def recognised(heads, tails, parents, upright):
+        def inside(P):
+            return rig.clearly_inside(P @ upright, *surface)
+        found = rig.humanoid.recognise(heads, tails, parents, mesh.vertices @ upright.T, symmetric,
+                                       inside=inside, faces=mesh.faces)   # faces: for the fingers
+        if found is None and (upright @ turn)[2, 2] > STANDING:
+            # interpenetrating pieces hide a standing body in the tree; its front outline shows it
+            found = rig.humanoid.outline_humanoid(mesh.vertices @ upright.T, mesh.faces, symmetric, inside)
+        return found
+    human = recognised(heads, tails, parents, upright)
+    if _front_unconfirmed(human, bones, upright, turn):     # the file's front kept, if still a humanoid
+        kept = _upright_bones(*bones, turn, feet=False)
+        found = recognised(*kept)
+        if found is not None:
+            (heads, tails, parents, upright), human = kept, found
     if human is None:            # no landmarks: a joint must bend or narrow
         heads, tails, parents, upright = _upright_bones(*joints(True), turn)
     turn = upright @ turn
@@ -315,13 +324,27 @@ def _group_skeleton(mesh, members, info, naming) -> Skeleton:
     return Skeleton(mesh.to_world(heads), parents, mesh.to_world(tails), names, rig.default_up(heads, tails), info)
 
 
-def _upright_bones(pos, par, socket, turn):
+def _upright_bones(pos, par, socket, turn, feet: bool = True):
     """Bones of the joint tree (rig.to_bones), turned upright: (heads, tails, parents,
-    upright turn); lying, facing +Y, the rig is turned to up +Z, front -Y."""
+    upright turn); lying, facing +Y, the rig is turned to up +Z, front -Y (by its feet
+    bones unless `feet` is False: orientation.upright_turn)."""
     heads, tails, parents = rig.to_bones(pos, par, socket)
     tails = rig.shorten_end_bones(heads, tails, parents)
-    upright = orientation.upright_turn(heads, tails, parents, SIDE_TOLERANCE, on_its_side=symmetry.is_side_turn(turn))
+    upright = orientation.upright_turn(heads, tails, parents, SIDE_TOLERANCE, on_its_side=symmetry.is_side_turn(turn),
+                                       feet=feet)
     return heads @ upright.T, tails @ upright.T, parents, upright
+
+
+def _front_unconfirmed(human, bones, upright, turn) -> bool:
+    """Whether the feet bones turned a humanoid half about the vertical away from the
+    file's front (-Y) while its feet do not show the toes ahead
+    (humanoid.front.feet_confirm_front): a heel or a boot's back can end a generic leg
+    pointing back (docs/auto_skeleton.md#orientation)."""
+    if human is None:
+        return False
+    _, _, _, kept = _upright_bones(*bones, turn, feet=False)
+    return (not np.allclose(kept, upright) and orientation.facing(kept @ turn)["front"] == "-Y"
+            and not rig.humanoid.feet_confirm_front(human))
 
 
 def _rig_tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, nearest_first=False, end_pieces=False):

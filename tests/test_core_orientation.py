@@ -12,6 +12,7 @@ from bonesmith.core.skeleton import extract_skeleton
 from bonesmith.core.skinning import predict_weights
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "quat_Male_Casual.npz"
+DATA = Path(__file__).resolve().parent / "data"
 QUARTER = {"x": np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]),      # +Y -> +Z
            "y": np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]]),      # +Z -> +X
            "z": np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])}      # -Y -> +X
@@ -115,3 +116,21 @@ def test_feet_give_the_front_only_when_they_point_forward_or_back(sample):
     down = tails.copy()
     down[[3, 6]] = heads[[3, 6]] - [0, 0, 0.05]                         # feet pointing down
     assert not feet_give_front(heads, down, parents)
+
+
+def test_a_heel_does_not_turn_a_humanoid_away_from_the_files_front():
+    """Kenney's chibi (facing -Y in its file) has generic legs that end at its heels,
+    pointing back, which alone would turn its rig to face +Y; its feet reach no farther
+    ahead of the ankles than behind, so the file's front is kept and each side's bones
+    lie on the character's own side."""
+    with np.load(DATA / "kenney_mini_male_a.npz") as d:
+        V, F, names, artist = d["verts"], d["faces"], list(d["joint_names"]), d["joints"]
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and sk.info["front"] == "-Y" and sk.info["up"] == "+Z"
+    ours = dict(zip(sk.names, sk.joints))
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    for side, mine in (("left", "Left"), ("right", "Right")):
+        hip = np.linalg.norm(ours[f"mixamorig:{mine}UpLeg"] - artist[names.index(f"leg-{side}")]) / diagonal
+        assert hip < 0.02, (side, hip)          # 0.8 % when this test was written (it was the other hip)
+        # the artist's shoulder is the arm piece's end, ours the clavicle's: the same side
+        assert ours[f"mixamorig:{mine}Arm"][0] * artist[names.index(f"arm-{side}")][0] > 0

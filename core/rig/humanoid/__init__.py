@@ -6,6 +6,7 @@ recognition  recognise, Humanoid: the humanoid paths (spine, head, arms, legs) r
              generic tree.
 skeleton     standard_joints, standard_bones, finger_ups: the standard skeleton placed
              along those paths (landmarks, spine depth, knees and elbows, skull base, digits).
+front        feet_confirm_front: whether the feet show the front the feet bones gave.
 limbs        snap_limbs, limb_bones, finger_names: the generic rig of a humanoid bent at the
              limb landmarks, its side chains and digits named by limb and finger
              (docs/auto_skeleton.md#limb-landmarks).
@@ -13,12 +14,13 @@ limbs        snap_limbs, limb_bones, finger_names: the generic rig of a humanoid
 All work in the upright frame of core/skeleton.py (up +Z, facing -Y, the character's left
 at +X) on the generic rig's bones.
 """
+from .front import feet_confirm_front
 from .limbs import finger_names, limb_bones, snap_limbs
 from .outline import outline_humanoid
 from .recognition import HIDDEN_HIP, Humanoid, recognise
 from .skeleton import finger_ups, split_role, standard_bones, standard_joints
 
 __all__ = [
-    "HIDDEN_HIP", "Humanoid", "finger_names", "finger_ups", "limb_bones", "outline_humanoid", "recognise", "snap_limbs",
+    "HIDDEN_HIP", "Humanoid", "feet_confirm_front", "finger_names", "finger_ups", "limb_bones", "outline_humanoid", "recognise", "snap_limbs",
     "split_role", "standard_bones", "standard_joints",
 ]

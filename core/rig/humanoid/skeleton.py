@@ -137,6 +137,14 @@ def standard_joints(humanoid: Humanoid) -> dict:
     return dict(out)
 
 
+def ankle_joint(humanoid: Humanoid, side: str) -> np.ndarray:
+    """One side's ankle as standard_joints places it (markers and mirroring aside), without
+    the rest of the skeleton."""
+    meshed = humanoid.vertices is not None and humanoid.faces is not None
+    parts = vertex_components(len(humanoid.vertices), humanoid.faces)[1] if meshed else None
+    return _ankle(humanoid, side, point_at(humanoid.paths["leg" + side], FRACTION["foot"]), parts)[0]
+
+
 def _ankle(humanoid: Humanoid, side: str, proportion, parts) -> tuple:
     """(the ankle joint, its cue): a segmented leg's gap between shin and foot ("gap"),
     else the leg path's turn to the toes where the proportion falls on the foot ("turn";
