@@ -25,8 +25,26 @@ def labelled_chains(heads, tails, parents, side_tolerance: float, limbs: dict | 
     for b in range(len(parents)):
         children[parents[b]].append(b)
     roots = children[-1]
-    return [(chain, _chain_label(heads, tails, parents, roots, chain, side_tolerance, limbs or {}))
+    limbs = _with_routes(children, limbs or {})
+    return [(chain, _chain_label(heads, tails, parents, roots, chain, side_tolerance, limbs))
             for chain in _bone_chains(children, parents, roots)]
+
+
+def _with_routes(children, limbs: dict) -> dict:
+    """`limbs` plus every bone with a limb's bone hanging from it, by that limb (a bone
+    from the spine to one clavicle, the arm hanging from it; the spine too, which
+    _chain_label names by direction as a centre chain)."""
+    out = dict(limbs)
+    order, stack = [], list(children[-1])
+    while stack:                     # parents before children
+        b = stack.pop()
+        order.append(b)
+        stack.extend(children[b])
+    for b in reversed(order):        # children before parents
+        below = next((out[c] for c in children[b] if c in out), None)
+        if below and b not in out:
+            out[b] = below
+    return out
 
 
 def _bone_chains(children, parents, roots):
@@ -52,6 +70,8 @@ def _chain_label(heads, tails, parents, roots, chain, side_tolerance, limbs):
     limb = next((limbs[c] for c in chain if c in limbs), None)
     if side and limb:        # a chain from the spine whose first bone is on its plane (a clavicle) too
         return limb, side
+    if side and limbs:       # a humanoid's side chain off its arms and legs: an ear, hair, a flap, a sword
+        return "extra", side
     if side:
         return ("leg" if d[2] < -LEG_DOWN_Z * n else "arm"), side
     ahead = d[2] > AHEAD_FRACTION * n or d[1] < -AHEAD_FRACTION * n      # up, or forward (-Y) for animals

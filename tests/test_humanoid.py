@@ -2,6 +2,8 @@
 """Humanoids (docs/auto_skeleton.md#humanoids): recognition, the standard skeleton and its
 naming presets, on the CC0 sample (a Quaternius character), a generated blocky humanoid and
 a generated quadruped; whichever way they face."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,8 @@ from bonesmith.core.skeleton import extract_skeleton
 from bonesmith.core.rig import markers, presets
 
 from conftest import SAMPLE, humanoid_arrays, merge, tube, voxel_mesh
+
+DATA = Path(__file__).resolve().parent / "data"
 
 MIXAMO = {"Hips", "Spine", "Spine1", "Spine2", "Neck", "Head"} | {
     f"{side}{part}" for side in ("Left", "Right")
@@ -463,6 +467,44 @@ def test_an_arm_chain_starting_on_the_spine_is_named_by_its_limb():
     assert bone_names(heads, tails, parents, side_tolerance=0.02)[2].startswith("leg")   # by direction
     names = bone_names(heads, tails, parents, side_tolerance=0.02, limbs={3: "arm", 4: "arm"})
     assert [n.split("_")[0] for n in names[2:]] == ["arm"] * 3 and names[2].endswith(".L")
+
+
+def test_a_humanoids_side_chains_off_its_limbs_are_no_arms_or_legs():
+    """A tunic's flap or a sword hanging from a humanoid's pelvis, pointing out and down,
+    was named `arm…` by its direction (on 0 A.D.'s hero `arm_01.L`, the real arm
+    `arm3_01.L`): an arm chain below the chest. Side chains off the arms and legs are now `extra`, and the limb
+    chains come before the bones they hang from (the thigh is `leg_01.L`, the bone out
+    from the pelvis to the hip socket `leg2_01.L`)."""
+    from bonesmith.core.rig import bone_names
+    bones = {          # head, tail, parent
+        "root": ((0, 0, 0.5), (0, 0, 0.6), -1), "spine": ((0, 0, 0.6), (0, 0, 0.9), 0),
+        "neck": ((0, 0, 0.9), (0, 0, 1.0), 1), "clavicle": ((0, 0, 0.9), (0.2, 0, 0.9), 1),
+        "arm": ((0.2, 0, 0.9), (0.5, 0, 0.9), 3), "hip": ((0, 0, 0.5), (0.1, 0, 0.45), 0),
+        "thigh": ((0.1, 0, 0.45), (0.1, 0, 0.0), 5), "flap": ((0, 0, 0.5), (0.3, 0, 0.35), 0),
+        "pouch": ((0.1, 0, 0.45), (0.2, 0, 0.4), 5)}
+    heads, tails, parents = (np.array([b[k] for b in bones.values()], dtype=float) for k in range(3))
+    parents = parents.astype(int)
+    old = dict(zip(bones, bone_names(heads, tails, parents, side_tolerance=0.02)))
+    assert old["flap"].startswith("arm") and old["clavicle"] != "arm_01.L"   # by direction
+    names = dict(zip(bones, bone_names(heads, tails, parents, side_tolerance=0.02, limbs={4: "arm", 6: "leg"})))
+    assert names["flap"].startswith("extra") and names["pouch"].startswith("extra")
+    assert (names["clavicle"], names["arm"]) == ("arm_01.L", "arm_02.L")  # the clavicle the arm hangs from
+    assert names["thigh"] == "leg_01.L" and names["hip"] == "leg2_01.L"
+
+
+def test_no_arm_of_a_humanoids_generic_rig_starts_below_its_chest():
+    """Quaternius' skeleton: the bones from its pelvis out to the hip sockets were named
+    `arm2_01.L/R` and a bone beside the hip `arm3_01.L`; now every `arm` chain starts at
+    the shoulders, and the thighs are `leg_01.L/R`."""
+    with np.load(DATA / "quat_Skeleton.npz") as d:
+        V, F = d["verts"], d["faces"]
+    sk = extract_skeleton(V, F)
+    assert sk.info["humanoid"]
+    height, floor = np.ptp(V[:, 2]), V[:, 2].min()
+    starts = {n: (j[2] - floor) / height for n, j in zip(sk.names, sk.joints) if n.endswith(("_01.L", "_01.R"))}
+    arms = {n: z for n, z in starts.items() if n.startswith("arm")}
+    assert arms and min(arms.values()) > 0.5, arms                # the shoulders: 0.55 of the height
+    assert starts["leg_01.L"] < 0.4 and starts["leg_01.R"] < 0.4, starts
 
 
 def _depth_share(point, V):

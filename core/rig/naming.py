@@ -21,7 +21,9 @@ def bone_names(heads, tails, parents, side_tolerance: float, limbs: dict | None 
     Chains (runs of single-child bones) get a label from their direction and where
     they start, and a side suffix from their position relative to the x = 0 plane;
     `limbs` (bone -> "arm" or "leg", humanoid.limb_bones) labels a humanoid's side chains
-    by the limb they belong to instead (an arm hanging in A-pose is no leg).
+    by the limb they belong to or that hangs from them instead (an arm hanging in A-pose
+    is no leg), its other side chains "extra" (ears, a flap, a sword), and numbers its
+    limb chains first (arm_01 is the arm, not the bone it hangs from).
     Right-side chains take the name of their mirror image on the left, so that
     Blender's mirror tools pair them.
 
@@ -40,7 +42,7 @@ def bone_names(heads, tails, parents, side_tolerance: float, limbs: dict | None 
     K = len(heads)
     names = [None] * K
     names[int(np.flatnonzero(np.asarray(parents) < 0)[0])] = "root"
-    key = _chain_order(heads, parents)
+    key = _chain_order(heads, parents, limbs)
     groups = defaultdict(list)
     for chain, label in labelled_chains(heads, tails, parents, side_tolerance, limbs):
         groups[label].append(chain)
@@ -57,8 +59,11 @@ def bone_names(heads, tails, parents, side_tolerance: float, limbs: dict | None 
     return _unique(names)
 
 
-def _chain_order(heads, parents):
-    """Sort key for chains with the same label: shallow first, then high, then central."""
+def _chain_order(heads, parents, limbs=None):
+    """Sort key for chains with the same label: a humanoid's limb chains before the bones
+    its limbs hang from (`limbs`: the thigh is leg_01, the bone from the pelvis out to the
+    hip socket leg2_01), then shallow first, then high, then central."""
+    limbs = limbs or {}
     depth = np.zeros(len(parents), int)
     for b in range(len(parents)):
         p = parents[b]
@@ -67,7 +72,7 @@ def _chain_order(heads, parents):
             p = parents[p]
 
     def key(ch):
-        return (depth[ch[0]], -round(heads[ch[0]][2], ORDER_DECIMALS),
+        return (bool(limbs) and not any(c in limbs for c in ch), depth[ch[0]], -round(heads[ch[0]][2], ORDER_DECIMALS),
                 round(abs(heads[ch[0]][0]), ORDER_DECIMALS))
     return key
 
