@@ -78,4 +78,6 @@ def _chain_label(heads, tails, parents, roots, chain, side_tolerance, limbs):
     from_root = parents[chain[0]] in roots
     if ahead:
         return ("spine" if from_root else "neck"), ""
+    if limb == "leg":        # a humanoid's centre chain down to where its legs hang: no tail
+        return "pelvis", ""
     return "tail", ""

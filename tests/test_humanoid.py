@@ -492,6 +492,19 @@ def test_a_humanoids_side_chains_off_its_limbs_are_no_arms_or_legs():
     assert names["thigh"] == "leg_01.L" and names["hip"] == "leg2_01.L"
 
 
+def test_a_humanoids_centre_chain_down_to_its_legs_is_its_pelvis():
+    """A centre chain from the root down to where the legs hang was named `tail_01` by its
+    direction (Quaternius' skeleton's thighs hung from `tail_02`); on a humanoid it is
+    `pelvis_01`; on any other character still a tail."""
+    from bonesmith.core.rig import bone_names
+    heads = np.array([[0, 0, 0.5], [0, 0, 0.6], [0, 0, 0.5], [0, 0, 0.45], [0.1, 0, 0.4], [-0.1, 0, 0.4]])
+    tails = np.array([[0, 0, 0.6], [0, 0, 0.9], [0, 0, 0.45], [0, 0, 0.4], [0.1, 0, 0.0], [-0.1, 0, 0.0]])
+    parents = np.array([-1, 0, 0, 2, 3, 3])          # root, spine, down to the crotch (2), legs
+    assert bone_names(heads, tails, parents, side_tolerance=0.02)[2:4] == ["tail_01", "tail_02"]
+    names = bone_names(heads, tails, parents, side_tolerance=0.02, limbs={4: "leg", 5: "leg"})
+    assert names[2:] == ["pelvis_01", "pelvis_02", "leg_01.L", "leg_01.R"]
+
+
 def test_no_arm_of_a_humanoids_generic_rig_starts_below_its_chest():
     """Quaternius' skeleton: the bones from its pelvis out to the hip sockets were named
     `arm2_01.L/R` and a bone beside the hip `arm3_01.L`; now every `arm` chain starts at
