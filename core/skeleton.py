@@ -221,10 +221,9 @@ def extract_skeleton(vertices, faces, *, detail: float = 1.0, naming: str = "bon
             found = rig.humanoid.outline_humanoid(mesh.vertices @ upright.T, mesh.faces, symmetric, inside)
         return found
     human = recognised(heads, tails, parents, upright)
-    if _front_unconfirmed(human, bones, upright, turn):     # the file's front kept, if still a humanoid
-        kept = _upright_bones(*bones, turn, feet=False)
-        found = recognised(*kept)
-        if found is not None:
+    if human is not None:
+        kept = _upright_bones(*bones, turn, feet=False)     # the file's front, if still a humanoid
+        if _front_unconfirmed(human, kept[3], upright, turn) and (found := recognised(*kept)) is not None:
             (heads, tails, parents, upright), human = kept, found
     if human is None:            # no landmarks: a joint must bend or narrow
         heads, tails, parents, upright = _upright_bones(*joints(True), turn)
@@ -335,14 +334,11 @@ def _upright_bones(pos, par, socket, turn, feet: bool = True):
     return heads @ upright.T, tails @ upright.T, parents, upright
 
 
-def _front_unconfirmed(human, bones, upright, turn) -> bool:
-    """Whether the feet bones turned a humanoid half about the vertical away from the
-    file's front (-Y) while its feet do not show the toes ahead
-    (humanoid.front.feet_confirm_front): a heel or a boot's back can end a generic leg
-    pointing back (docs/auto_skeleton.md#orientation)."""
-    if human is None:
-        return False
-    _, _, _, kept = _upright_bones(*bones, turn, feet=False)
+def _front_unconfirmed(human, kept, upright, turn) -> bool:
+    """Whether the feet bones turned a humanoid (`upright`; `kept`: the upright turn without
+    them) half about the vertical away from the file's front (-Y) while its feet do not
+    show the toes ahead (humanoid.front.feet_confirm_front): a heel or a boot's back can
+    end a generic leg pointing back (docs/auto_skeleton.md#orientation)."""
     return (not np.allclose(kept, upright) and orientation.facing(kept @ turn)["front"] == "-Y"
             and not rig.humanoid.feet_confirm_front(human))
 

@@ -72,7 +72,8 @@ def _chain_order(heads, parents, limbs=None):
             p = parents[p]
 
     def key(ch):
-        return (bool(limbs) and not any(c in limbs for c in ch), depth[ch[0]], -round(heads[ch[0]][2], ORDER_DECIMALS),
+        route = bool(limbs) and not any(c in limbs for c in ch)
+        return (route, depth[ch[0]], -round(heads[ch[0]][2], ORDER_DECIMALS),
                 round(abs(heads[ch[0]][0]), ORDER_DECIMALS))
     return key
 

@@ -21,6 +21,6 @@ from .recognition import HIDDEN_HIP, Humanoid, recognise
 from .skeleton import finger_ups, split_role, standard_bones, standard_joints
 
 __all__ = [
-    "HIDDEN_HIP", "Humanoid", "feet_confirm_front", "finger_names", "finger_ups", "limb_bones", "outline_humanoid", "recognise", "snap_limbs",
-    "split_role", "standard_bones", "standard_joints",
+    "HIDDEN_HIP", "Humanoid", "feet_confirm_front", "finger_names", "finger_ups", "limb_bones", "outline_humanoid",
+    "recognise", "snap_limbs", "split_role", "standard_bones", "standard_joints",
 ]
