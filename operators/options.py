@@ -21,7 +21,8 @@ NAMING = EnumProperty(
                 "humanoid skeleton with the chosen names (with finger bones where the hands have "
                 "fingers modelled apart); other characters keep generic names",
     items=[('bonesmith', "Generic", "spine_01, arm_02.L ... for any creature (no standard skeleton; "
-                                    "a humanoid's separable fingers get thumb_01.L ... pinky_03.R)"),
+                                    "a humanoid's separable fingers get thumb_01.L ... pinky_03.R, what "
+                                    "hangs off its limbs extra_01.L ...)"),
            ('mixamo', "Mixamo", "mixamorig:Hips, mixamorig:LeftArm ... (Mixamo animations retarget by name)"),
            ('unreal', "Unreal", "pelvis, spine_01, upperarm_l ... (UE mannequin)"),
            ('unity', "Unity", "Hips, LeftUpperArm ... (Unity Humanoid avatar maps them)"),
