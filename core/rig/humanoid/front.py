@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .recognition import Humanoid
-from .skeleton import ankle_joint
+from .skeleton import ankle_joints
 
 FOOT_SIDE = 0.08     # the foot: vertices below the ankle within this share of the height sideways
 FOOT_ALONG = 0.3     # ... and front to back
@@ -25,8 +25,7 @@ def toes_lead(humanoid: Humanoid) -> float:
     V = humanoid.vertices
     height = float(np.ptp(V[:, 2]))
     leads = []
-    for side in (".L", ".R"):
-        ankle = ankle_joint(humanoid, side)
+    for ankle in ankle_joints(humanoid).values():
         near = ((V[:, 2] <= ankle[2]) & (np.abs(V[:, 0] - ankle[0]) < FOOT_SIDE * height)
                 & (np.abs(V[:, 1] - ankle[1]) < FOOT_ALONG * height))
         if near.sum() < 3:

@@ -137,12 +137,13 @@ def standard_joints(humanoid: Humanoid) -> dict:
     return dict(out)
 
 
-def ankle_joint(humanoid: Humanoid, side: str) -> np.ndarray:
-    """One side's ankle as standard_joints places it (markers and mirroring aside), without
-    the rest of the skeleton."""
+def ankle_joints(humanoid: Humanoid) -> dict:
+    """side (".L", ".R") -> the ankle as standard_joints places it (markers and mirroring
+    aside), without the rest of the skeleton."""
     meshed = humanoid.vertices is not None and humanoid.faces is not None
     parts = vertex_components(len(humanoid.vertices), humanoid.faces)[1] if meshed else None
-    return _ankle(humanoid, side, point_at(humanoid.paths["leg" + side], FRACTION["foot"]), parts)[0]
+    return {side: _ankle(humanoid, side, point_at(humanoid.paths["leg" + side], FRACTION["foot"]), parts)[0]
+            for side in (".L", ".R")}
 
 
 def _ankle(humanoid: Humanoid, side: str, proportion, parts) -> tuple:
