@@ -2,7 +2,7 @@
 """Humanoid benchmark (docs/auto_skeleton.md#humanoids): recognition and named landmarks.
 
     .venv/bin/python bench/humanoid.py [--only quat_,mpfb_,zad_] [--jobs 2] [--calibrate]
-        [--arms-down DEG] [--legs-apart DEG]
+        [--arms-down DEG] [--legs-apart DEG] [--head-scale S] [--leg-scale S]
 
 Recognition: `extract_skeleton(...).info["humanoid"]` on every record against the MANIFEST
 category ("humanoid" or not); precision and recall per source. Landmarks, on the records
@@ -21,6 +21,12 @@ its artist's joints with them. Output: bench/results/humanoid_armsDEG.md and .js
 --legs-apart DEG: each character's legs first set DEG degrees further apart with its
 artist's rig, the feet turned back flat on the ground (bench/repose.py; a wide stance),
 its artist's joints with them. Output: bench/results/humanoid_legsDEG.md and .json.
+
+--head-scale S, --leg-scale S: each character first made over in other proportions with its
+artist's rig (bench/repose.py: reproportioned): its head S times as large, or its thighs
+and shins S times as long (a chibi: --head-scale 1.6 --leg-scale 0.6), its artist's
+joints with it; proportions no studio of ../shared/data was modelled in. Output:
+bench/results/humanoid_headS_legS.md and .json.
 
 --calibrate: the artists' landmarks as fractions of Bonesmith's humanoid paths (where
 core/rig/humanoid/skeleton.py's LANDMARKS come from), median per landmark over the CC0 sources
@@ -57,7 +63,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS, markdown_table  # noqa: E402
-from repose import legs_apart, lowered_arms  # noqa: E402
+from repose import legs_apart, lowered_arms, reproportioned  # noqa: E402
 
 # role -> artist bone name templates; {l} l/r, {L} L/R, {Left} Left/Right, {left} left/right
 # (Unreal / Mesh2Motion, Mixamo, MakeHuman, Quaternius, 0 A.D., GDQuest, Rigify, Kenney)
@@ -116,6 +122,18 @@ def legs_set_apart(rec: dict, degrees: float):
         return None
     return legs_apart(rec["verts"], rec["joints"], rec["joint_tails"], rec["parents"], rec["weights"],
                       legs, degrees)
+
+
+def made_over(rec: dict, head_scale: float, leg_scale: float):
+    """(verts, joints) of a record ("verts", "joints", "joint_names", "parents", "weights")
+    with its head scaled by `head_scale` and its legs by `leg_scale` (repose.py), or None
+    where its rig names no head or not both legs' thigh, shin and foot."""
+    roles = artist_indices(rec["joint_names"])
+    legs = [tuple(roles.get(f"{r}{s}") for r in ("thigh", "shin", "foot")) for s in (".L", ".R")]
+    if "head" not in roles or any(None in leg for leg in legs):
+        return None
+    return reproportioned(rec["verts"], rec["joints"], rec["parents"], rec["weights"], roles["head"], legs,
+                          head_scale, leg_scale)
 
 
 def artist_indices(names) -> dict:
@@ -184,12 +202,13 @@ def categories(data: Path) -> dict:
         return {r["name"]: r["category"] for r in csv.DictReader(fh, delimiter="\t")}
 
 
-def run(path: Path, arms_down: float | None = None, legs: float | None = None) -> dict:
+def run(path: Path, arms_down: float | None = None, legs: float | None = None,
+        scales: tuple | None = None) -> dict:
     from bonesmith.core.skeleton import extract_skeleton
     from bonesmith.core.mesh import bbox_diagonal
 
     keys = ("verts", "faces", "joints", "joint_names") + (
-        ("joint_tails", "parents", "weights") if arms_down or legs else ())
+        ("joint_tails", "parents", "weights") if arms_down or legs or scales else ())
     with np.load(path, allow_pickle=False) as d:
         rec = {k: d[k] for k in keys}
     out = {"record": path.stem, "humanoid": None, "errors": {}}
@@ -200,6 +219,12 @@ def run(path: Path, arms_down: float | None = None, legs: float | None = None) -
         out["legs_apart"] = apart is not None
         if apart is not None:
             rec["verts"], rec["joints"], _ = apart
+    if scales:
+        over = made_over(rec, *scales)
+        out["made_over"] = over is not None
+        if over is None:      # not this body in other proportions: not scored
+            return out
+        rec["verts"], rec["joints"] = over
     try:
         sk = extract_skeleton(rec["verts"], rec["faces"], naming="mixamo")
     except Exception as error:  # noqa: BLE001 - a refusal is a result
@@ -411,11 +436,17 @@ def main(argv=None) -> int:
     ap.add_argument("--legs-apart", type=float, default=None, metavar="DEG",
                     help="set each character's legs DEG degrees further apart with its artist's rig, the "
                          "feet flat (a wide stance; bench/repose.py) before rigging it")
+    ap.add_argument("--head-scale", type=float, default=1.0, metavar="S",
+                    help="scale each character's head S times with its artist's rig before rigging it")
+    ap.add_argument("--leg-scale", type=float, default=1.0, metavar="S",
+                    help="make each character's thighs and shins S times as long with its artist's rig")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    scales = (args.head_scale, args.leg_scale) if (args.head_scale, args.leg_scale) != (1.0, 1.0) else None
     if args.out is None:
         args.out = RESULTS / ("humanoid" + (f"_arms{args.arms_down:g}" if args.arms_down else "")
-                              + (f"_legs{args.legs_apart:g}" if args.legs_apart else "") + ".md")
+                              + (f"_legs{args.legs_apart:g}" if args.legs_apart else "")
+                              + (f"_head{scales[0]:g}_leg{scales[1]:g}" if scales else "") + ".md")
     cats = categories(args.data)
     prefixes = tuple(p for p in args.only.split(",") if p)
     paths = [p for p in sorted(args.data.glob("*.npz")) if p.stem.startswith(prefixes) and p.stem in cats]
@@ -465,7 +496,7 @@ def main(argv=None) -> int:
                                  f"{np.percentile(values, 25):.3f}", f"{np.percentile(values, 75):.3f}"])
             print(markdown_table(["role", "n", "median fraction", "p25", "p75"], rows))
             return 0
-        results = list(pool.map(partial(run, arms_down=args.arms_down, legs=args.legs_apart), paths))
+        results = list(pool.map(partial(run, arms_down=args.arms_down, legs=args.legs_apart, scales=scales), paths))
     text = report(results, cats)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -475,6 +506,8 @@ def main(argv=None) -> int:
 
 
 def report(results, cats) -> str:
+    over = [r["made_over"] for r in results if "made_over" in r]
+    results = [r for r in results if r.get("made_over", True)]    # the others were not rigged
     rows, lm_rows = [], []
     sources = sorted({r["record"].split("_")[0] + "_" for r in results})
     for source in sources + ["all"]:
@@ -526,6 +559,9 @@ def report(results, cats) -> str:
     apart = [r["legs_apart"] for r in results if "legs_apart" in r]
     posed += (f"Legs set apart with the artist's rig before rigging (--legs-apart): {sum(apart)} of {len(apart)} "
               "characters (the others' rig names no two thighs)\n\n") if apart else ""
+    posed += (f"Made over in other proportions with the artist's rig (--head-scale, --leg-scale): {sum(over)} of "
+              f"{len(over)} characters; the others (whose rig names no head, thighs, shins and feet) are left "
+              "out\n\n") if over else ""
     return (posed + "Humanoid recognition (MANIFEST category 'humanoid' = truth)\n\n"
             + markdown_table(["source", "records", "humanoid", "found",
                               "false (whose artist's rig names two arms and two legs)", "missed",

@@ -4,7 +4,7 @@ artist's joints of the scored roles (blue) and Bonesmith's standard joints of th
 roles (orange, naming "mixamo"), joined by a line where they differ.
 
     .venv/bin/python bench/landmark_sheet.py RECORD [RECORD ...] [--out PNG] [--size 320]
-        [--arms-down DEG]
+        [--arms-down DEG] [--head-scale S] [--leg-scale S]
 
 RECORD is a record name of ../shared/data (without .npz), or `mannequin:legs=0.5,head=2.5`
 for a generated segmented mannequin (bench/mannequins.py, its parameters; blue: the joints
@@ -22,7 +22,7 @@ from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DATA_DEFAULT, RESULTS  # noqa: E402
-from humanoid import LABELS, arms_lowered, artist_landmarks, sides_swapped, swap  # noqa: E402
+from humanoid import LABELS, arms_lowered, artist_landmarks, made_over, sides_swapped, swap  # noqa: E402
 from mannequins import mannequin  # noqa: E402
 from skeleton_sheet import ARTIST, MESH, OURS, save_sheet  # noqa: E402
 
@@ -94,6 +94,10 @@ def main(argv=None) -> int:
     ap.add_argument("--size", type=int, default=320)
     ap.add_argument("--arms-down", type=float, default=None, metavar="DEG",
                     help="the arms first lowered to DEG degrees below the horizontal (bench/repose.py)")
+    ap.add_argument("--head-scale", type=float, default=1.0, metavar="S",
+                    help="the head first scaled S times with the artist's rig (bench/repose.py)")
+    ap.add_argument("--leg-scale", type=float, default=1.0, metavar="S",
+                    help="the thighs and shins first made S times as long with the artist's rig")
     args = ap.parse_args(argv)
     tiles = []
     for name in args.records:
@@ -104,6 +108,12 @@ def main(argv=None) -> int:
             rec = {k: d[k] for k in ("verts", "faces", "joints", "joint_names", "joint_tails", "parents", "weights")}
         if args.arms_down:
             rec["verts"], rec["joints"], _, _ = arms_lowered(rec, args.arms_down)
+        if (args.head_scale, args.leg_scale) != (1.0, 1.0):
+            over = made_over(rec, args.head_scale, args.leg_scale)
+            if over is None:
+                print(f"{name}: its rig names no head, thighs, shins and feet; shown as it is")
+            else:
+                rec["verts"], rec["joints"] = over
         tiles.append(tile(name, rec, args.size))
     save_sheet(tiles, args.out)
     print(args.out, "(labels:", ", ".join(LABELS[r] for r in ROLES) + ")")

@@ -88,3 +88,84 @@ def _turn(V, J, T, W, bones, pivot, R):
     J[bones] = (J[bones] - pivot) @ R.T + pivot
     T[bones] = (T[bones] - pivot) @ R.T + pivot
     return V, J, T
+
+
+def reproportioned(verts, joints, parents, weights, head, legs, head_scale: float = 1.0,
+                   leg_scale: float = 1.0):
+    """(verts, joints) of the same body in other proportions, with its artist's rig: the
+    head bone's subtree scaled by `head_scale` about the head joint, each leg's thigh and
+    shin stretched by `leg_scale` along their own axes (the hip joints, the feet and
+    everything above the hips keep their shapes; what hangs below follows). `head`: the
+    head bone index or None; `legs`: (thigh, shin, foot) bone index triples. Linear blend
+    skinning with the artist's weights: each bone b moves its vertices by
+    v -> J'_b + M_b (v - J_b), where M_b is the head's scale (its subtree), a leg bone's
+    stretch, the identity for a foot's subtree, else its parent's; J'_b = J'_p + M_p (J_b - J_p)."""
+    V = np.asarray(verts, dtype=np.float64)
+    J = np.asarray(joints, dtype=np.float64)
+    W = np.asarray(weights, dtype=np.float64)
+    parents = np.asarray(parents)
+    n = len(J)
+    own = {}
+    if head is not None:
+        own[head] = head_scale * np.eye(3)
+    for thigh, shin, foot in legs:
+        for top, bottom in ((thigh, shin), (shin, foot)):
+            axis = J[bottom] - J[top]
+            axis /= max(np.linalg.norm(axis), 1e-12)
+            stretch = np.eye(3) + (leg_scale - 1.0) * np.outer(axis, axis)
+            for b in _path_down(parents, top, bottom):
+                own[b] = stretch
+        own[foot] = np.eye(3)
+    M = np.zeros((n, 3, 3))
+    J2 = J.copy()
+    for b in _top_down(parents):
+        p = parents[b]
+        M[b] = own.get(b, np.eye(3) if p < 0 else M[p])
+        if p >= 0:
+            J2[b] = J2[p] + M[p] @ (J[b] - J[p])
+    moved = J2[None] + np.einsum("bij,vbj->vbi", M, V[:, None, :] - J[None])     # (V, n, 3)
+    total = W.sum(axis=1, keepdims=True)
+    share = np.divide(W, total, out=np.zeros_like(W), where=total > 0)
+    if head is not None:
+        share = _head_sharpened(share, _with(parents, [head]))
+    V2 = np.where(total > 0, np.einsum("vb,vbi->vi", share, moved), V)
+    return V2, J2
+
+
+def _head_sharpened(share, head_bones):
+    """Rows of bone weights with the head's share made (nearly) all or nothing: a scaled
+    head blended with the neck over the neck's length would widen the whole neck into a
+    funnel; a chibi's big head sits on a neck. smoothstep(0.4, 0.6) of the head's share,
+    the other bones keeping their proportions."""
+    head = share[:, head_bones].sum(axis=1)
+    t = np.clip((head - 0.4) / 0.2, 0.0, 1.0)
+    sharp = t * t * (3.0 - 2.0 * t)
+    out = share.copy()
+    rest = 1.0 - head
+    out[:, head_bones] *= np.divide(sharp, head, out=np.zeros_like(head), where=head > 0)[:, None]
+    others = np.setdiff1d(np.arange(share.shape[1]), head_bones)
+    out[:, others] *= np.divide(1.0 - sharp, rest, out=np.zeros_like(rest), where=rest > 0)[:, None]
+    return out
+
+
+def _path_down(parents, top, bottom) -> list:
+    """The bones from `top` down to `bottom`'s parent (bottom a descendant of top)."""
+    path, b = [], parents[bottom]
+    while b >= 0 and b != top:
+        path.append(b)
+        b = parents[b]
+    return [top] + path if b == top else [top]
+
+
+def _top_down(parents) -> list:
+    """Bone indices, each after its parent."""
+    order, seen = [], set()
+    for b in range(len(parents)):
+        chain = []
+        while b >= 0 and b not in seen:
+            chain.append(b)
+            b = parents[b]
+        for c in reversed(chain):
+            seen.add(c)
+            order.append(c)
+    return order

@@ -846,6 +846,26 @@ def test_an_antennas_stalk_on_the_head_is_no_neck():
     assert cue == "narrowing" and 0.98 < head[2] < 1.1               # 1.23 (the stalk) without
 
 
+def test_a_head_path_over_the_crown_and_down_the_back_finds_the_neck_below_it():
+    """A generic tree can run the chest -> head path up over the crown and down the back of
+    the head (long hair): horizontal sections along the way down cut the top of the skull,
+    narrower than the neck, with the head's lower sections still ahead on the path. A big
+    head on Quaternius' woman (bench/humanoid.py --head-scale 1.6) got its head joint on
+    the crown, 14.7 % of the diagonal off. The neck lies below the path's highest point."""
+    from bonesmith.core.rig.humanoid.skeleton import _neck_and_skull_base
+
+    def half_width(z):
+        for top, half in ((0.95, 0.2), (1.02, 0.13), (1.3, 0.2)):     # torso, neck (hair beside it), head
+            if z < top:
+                return half
+        return 0.2 * np.sqrt(max(0.0, 1.0 - ((z - 1.3) / 0.12) ** 2))  # the crown rounds off
+    V = np.array([(s * half_width(z), y, z) for z in np.arange(0.0, 1.4201, 0.005)
+                  for s in (-1.0, 1.0) for y in (-0.05, 0.05)])
+    path = np.array([(0, 0, 0.8), (0, 0, 1.41), (0, 0.15, 1.3), (0, 0.18, 1.05)])   # up, over, down the back
+    _, head, cue = _neck_and_skull_base(path, V)
+    assert cue == "narrowing" and 0.95 < head[2] < 1.1               # 1.39 (the crown) without
+
+
 def test_a_symmetric_body_with_one_hand_modelled_apart_gets_the_gaps_wrist_on_both_sides():
     """One side's wrist lies at the gap before its hand's separate part, the other's at a
     narrowing (that hand is welded to the arm): a symmetric body's rig stays symmetric,

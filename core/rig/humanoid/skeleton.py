@@ -254,6 +254,9 @@ def _neck_and_skull_base(path, V, faces=None):
     height = float(np.ptp(V[:, 2]))
     length = path_length(path)
     fractions = np.arange(NECK_SEARCH[0], NECK_SEARCH[1] + 1e-9, 0.02)
+    # the neck lies below the crown: a path that runs over the head and down its back
+    # (long hair) has only head above its highest point
+    fractions = fractions[fractions <= max(_highest(path), fractions[0])]
     widths = _section_widths(path, fractions, V, height)
     # a neck has a wider head above it (the crown narrows to nothing: no neck there)
     above = np.array([np.max(np.where(np.isfinite(widths[k + 1:]), widths[k + 1:], 0), initial=0.0)
@@ -274,6 +277,12 @@ def _neck_and_skull_base(path, V, faces=None):
         return point_at(path, FRACTION["neck"]), point_at(path, FRACTION["head"]), "proportion"
     head = min(at + SKULL_ABOVE_NECK * height / length, 0.95)
     return _neck_below(path, head), point_at(path, head), cue
+
+
+def _highest(path) -> float:
+    """The fraction of the path's length at its highest point."""
+    path = np.asarray(path, dtype=np.float64)
+    return fraction_of(path, path[int(np.argmax(path[:, 2]))])
 
 
 def _section_widths(path, fractions, P, height, depth: bool = False):
