@@ -25,7 +25,9 @@ its artist's joints with them. Output: bench/results/humanoid_legsDEG.md and .js
 --head-scale S, --leg-scale S: each character first made over in other proportions with its
 artist's rig (bench/repose.py: reproportioned): its head S times as large, or its thighs
 and shins S times as long (a chibi: --head-scale 1.6 --leg-scale 0.6), its artist's
-joints with it; proportions no studio of ../shared/data was modelled in. Output:
+joints with it; proportions no studio of ../shared/data was modelled in. Only characters
+whose rig names a head, thighs, shins and feet are made over and scored (--head-scale 1:
+the same characters as modelled, to compare with). Output:
 bench/results/humanoid_headS_legS.md and .json.
 
 --calibrate: the artists' landmarks as fractions of Bonesmith's humanoid paths (where
@@ -436,13 +438,15 @@ def main(argv=None) -> int:
     ap.add_argument("--legs-apart", type=float, default=None, metavar="DEG",
                     help="set each character's legs DEG degrees further apart with its artist's rig, the "
                          "feet flat (a wide stance; bench/repose.py) before rigging it")
-    ap.add_argument("--head-scale", type=float, default=1.0, metavar="S",
-                    help="scale each character's head S times with its artist's rig before rigging it")
-    ap.add_argument("--leg-scale", type=float, default=1.0, metavar="S",
+    ap.add_argument("--head-scale", type=float, default=None, metavar="S",
+                    help="scale each character's head S times with its artist's rig before rigging it "
+                         "(1: the characters that can be made over, as modelled)")
+    ap.add_argument("--leg-scale", type=float, default=None, metavar="S",
                     help="make each character's thighs and shins S times as long with its artist's rig")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    scales = (args.head_scale, args.leg_scale) if (args.head_scale, args.leg_scale) != (1.0, 1.0) else None
+    scales = None if args.head_scale is None and args.leg_scale is None else (args.head_scale or 1.0,
+                                                                             args.leg_scale or 1.0)
     if args.out is None:
         args.out = RESULTS / ("humanoid" + (f"_arms{args.arms_down:g}" if args.arms_down else "")
                               + (f"_legs{args.legs_apart:g}" if args.legs_apart else "")

@@ -95,8 +95,9 @@ def reproportioned(verts, joints, parents, weights, head, legs, head_scale: floa
     """(verts, joints) of the same body in other proportions, with its artist's rig: the
     head bone's subtree scaled by `head_scale` about the head joint, each leg's thigh and
     shin stretched by `leg_scale` along their own axes (the hip joints, the feet and
-    everything above the hips keep their shapes; what hangs below follows). `head`: the
-    head bone index or None; `legs`: (thigh, shin, foot) bone index triples. Linear blend
+    everything above the hips keep their shapes; what hangs below follows, a foot its shin
+    also where the rig makes it a root). `head`: the head bone index or None; `legs`:
+    (thigh, shin, foot) bone index triples. Linear blend
     skinning with the artist's weights: each bone b moves its vertices by
     v -> J'_b + M_b (v - J_b), where M_b is the head's scale (its subtree), a leg bone's
     stretch, the identity for a foot's subtree, else its parent's; J'_b = J'_p + M_p (J_b - J_p)."""
@@ -118,8 +119,11 @@ def reproportioned(verts, joints, parents, weights, head, legs, head_scale: floa
         own[foot] = np.eye(3)
     M = np.zeros((n, 3, 3))
     J2 = J.copy()
-    for b in _top_down(parents):
-        p = parents[b]
+    follows = parents.copy()        # a foot follows its shin, also where the rig makes it a root (IK)
+    for _, shin, foot in legs:
+        follows[foot] = shin
+    for b in _top_down(follows):
+        p = follows[b]
         M[b] = own.get(b, np.eye(3) if p < 0 else M[p])
         if p >= 0:
             J2[b] = J2[p] + M[p] @ (J[b] - J[p])
