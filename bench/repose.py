@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bonesmith.core.correctives.kinematics import axis_angle_to_matrix
+from bonesmith.core.correctives.kinematics import axis_angle_to_matrix, topological_order
 from bonesmith.core.rig.graph import descendants
 
 
@@ -122,7 +122,7 @@ def reproportioned(verts, joints, parents, weights, head, legs, head_scale: floa
     follows = parents.copy()        # a foot follows its shin, also where the rig makes it a root (IK)
     for _, shin, foot in legs:
         follows[foot] = shin
-    for b in _top_down(follows):
+    for b in topological_order(follows):
         p = follows[b]
         M[b] = own.get(b, np.eye(3) if p < 0 else M[p])
         if p >= 0:
@@ -159,17 +159,3 @@ def _path_down(parents, top, bottom) -> list:
         path.append(b)
         b = parents[b]
     return [top] + path if b == top else [top]
-
-
-def _top_down(parents) -> list:
-    """Bone indices, each after its parent."""
-    order, seen = [], set()
-    for b in range(len(parents)):
-        chain = []
-        while b >= 0 and b not in seen:
-            chain.append(b)
-            b = parents[b]
-        for c in reversed(chain):
-            seen.add(c)
-            order.append(c)
-    return order

@@ -39,7 +39,8 @@ DEPTH_VERTICES = 4
 # The skull base (the head joint) lies this share of the height above the narrowest
 # cross-section of the neck with a head at least HEAD_WIDER as wide above it, searched
 # within NECK_SEARCH of the chest -> head path, up to its highest point (the crown narrows
-# to nothing: no neck there; sections NECK_SLAB of the height thick, within NECK_REACH of the path sideways).
+# to nothing: no neck there; sections NECK_SLAB of the height thick, within NECK_REACH of
+# the path sideways).
 # A narrowing counts only with at least HEAD_SHARE of the widest section above the lowest
 # narrowing over the shoulders above it (a head, not an antenna's knob). The neck keeps
 # its LANDMARKS proportion to the head (docs/auto_skeleton.md#humanoids).
