@@ -824,7 +824,7 @@ def test_the_neck_is_looked_for_above_the_chest():
     V = np.array([(s * half_width(z), y, z) for z in np.arange(0.0, 1.4001, 0.005)
                   for s in (-1.0, 1.0) for y in (-0.05, 0.05)])
     path = np.array([(0, 0, 0.9), (0, 0, 0.25), (0, 0.02, 0.9), (0, 0, 1.4)])
-    _, head, cue = _neck_and_skull_base(path, V)
+    _, head, cue, _ = _neck_and_skull_base(path, V)
     assert cue == "narrowing" and 0.98 < head[2] < 1.2               # 0.3 (the waist) without
 
 
@@ -842,7 +842,7 @@ def test_an_antennas_stalk_on_the_head_is_no_neck():
     V = np.array([(s * half_width(z), y, z) for z in np.arange(0.0, 1.4501, 0.005)
                   for s in (-1.0, 1.0) for y in (-0.05, 0.05)])
     path = np.array([(0, 0, 0.8), (0, 0, 1.45)])
-    _, head, cue = _neck_and_skull_base(path, V)
+    _, head, cue, _ = _neck_and_skull_base(path, V)
     assert cue == "narrowing" and 0.98 < head[2] < 1.1               # 1.23 (the stalk) without
 
 
@@ -862,8 +862,36 @@ def test_a_head_path_over_the_crown_and_down_the_back_finds_the_neck_below_it():
     V = np.array([(s * half_width(z), y, z) for z in np.arange(0.0, 1.4201, 0.005)
                   for s in (-1.0, 1.0) for y in (-0.05, 0.05)])
     path = np.array([(0, 0, 0.8), (0, 0, 1.41), (0, 0.15, 1.3), (0, 0.18, 1.05)])   # up, over, down the back
-    _, head, cue = _neck_and_skull_base(path, V)
+    _, head, cue, _ = _neck_and_skull_base(path, V)
     assert cue == "narrowing" and 0.95 < head[2] < 1.1               # 1.39 (the crown) without
+
+
+def test_arms_joined_inside_a_big_head_leave_the_neck_below_the_chest_to_be_found():
+    """The generic tree can join straight-out arms above their line, inside a big head or
+    hair (Sophia's chest at 0.75 of her height, her arms at 0.63; a toon soldier with a
+    head 1.6 times as large, bench/humanoid.py --head-scale 1.6, got its head joint 18 % of
+    the diagonal off, near its crown). The neck is looked for down the spine to the arms'
+    line too; the spine then ends there and the neck lies between it and the head."""
+    from bonesmith.core.rig import humanoid
+
+    def half_width(z):
+        for top, half in ((0.5, 0.16), (0.95, 0.2), (1.02, 0.06)):      # legs, torso, neck
+            if z < top:
+                return half
+        return 0.25                                                       # a head wider than the torso
+    V = [(s * half_width(z), y, z) for z in np.arange(0.0, 1.4001, 0.005) for s in (-1.0, 1.0) for y in (-0.05, 0.05)]
+    V += [(s * x, y, z) for x in np.arange(0.2, 0.8001, 0.02) for s in (-1.0, 1.0) for y in (-0.04, 0.04)
+          for z in (0.86, 0.94)]                                          # arms straight out at 0.9
+    line = lambda a, b, n=9: np.linspace(a, b, n)  # noqa: E731
+    chest = np.array([0.0, 0, 1.1])                                       # the tree's junction, in the head
+    arm = np.vstack([line(chest, [0.2, 0, 0.9], 4), line([0.2, 0, 0.9], [0.8, 0, 0.9])[1:]])
+    paths = {"spine": line([0, 0, 0.5], chest), "head": line(chest, [0, 0, 1.4]),
+             "arm.L": arm, "arm.R": arm * [-1, 1, 1],
+             "leg.L": line([0.1, 0, 0.5], [0.1, 0, 0]), "leg.R": line([-0.1, 0, 0.5], [-0.1, 0, 0])}
+    human = humanoid.Humanoid(paths, vertices=np.array(V))
+    joints = humanoid.standard_joints(human)
+    assert human.cues["head"] == "narrowing" and 0.95 < joints["head"][2] < 1.06     # 1.27 without
+    assert joints["spine2"][2] < 0.9 < joints["neck"][2] < joints["head"][2]
 
 
 def test_a_symmetric_body_with_one_hand_modelled_apart_gets_the_gaps_wrist_on_both_sides():

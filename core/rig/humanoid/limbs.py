@@ -69,14 +69,17 @@ def snap_limbs(heads, tails, parents, humanoid: Humanoid, diagonal: float):
             T[np.linalg.norm(T - H[j], axis=1) < 1e-9 * diagonal] = target    # bones ending at it follow
             H[j] = target
             moved.append(j)
+    # the spine ends at the head landmark; where that was found below the tree's chest
+    # (skeleton._below_chest) and no chin marker placed it, at the head the tree's path shows
+    top = landmarks["head"] if "head" in placed else landmarks.get("spine_top", landmarks["head"])
     if humanoid.symmetric:
-        _spine_on_plane(H, T, P, landmarks["head"], diagonal)
-    _spine_to_depth(H, T, humanoid, diagonal)
+        _spine_on_plane(H, T, P, top, diagonal)
+    _spine_to_depth(H, T, humanoid, top, diagonal)
     H, T, P = _drop_between(H, T, P, set(moved))
     if not humanoid.hidden_legs:
         H, T, P = _standard_legs(H, T, P, landmarks, diagonal)
     H, T, P = _standard_hands(H, T, P, landmarks, diagonal)
-    return _merge_coincident(H, T, P, _limb_chain(H, P, landmarks["head"]), SPINE_MERGE * diagonal)
+    return _merge_coincident(H, T, P, _limb_chain(H, P, top), SPINE_MERGE * diagonal)
 
 
 def _standard_legs(H, T, P, landmarks, diagonal):
@@ -211,14 +214,13 @@ def _merge_coincident(H, T, P, joints, tolerance):
     return H[keep], T[keep], compact_parents(up, keep)
 
 
-def _spine_to_depth(H, T, humanoid: Humanoid, diagonal: float):
+def _spine_to_depth(H, T, humanoid: Humanoid, top, diagonal: float):
     """The generic rig's root and its joints on the plane of symmetry (within CENTRE_SHARE
-    of the diagonal) from the pelvis up to the head landmark, moved (in place) to
-    SPINE_DEPTH of the body's depth; bones ending at them follow."""
+    of the diagonal) from the pelvis up to the height of `top` (where the spine ends),
+    moved (in place) to SPINE_DEPTH of the body's depth; bones ending at them follow."""
     if humanoid.vertices is None:
         return
-    landmarks = standard_joints(humanoid)
-    low, high = landmarks["hips"][2], landmarks["head"][2]
+    low, high = standard_joints(humanoid)["hips"][2], top[2]
     centre = np.flatnonzero((np.abs(H[:, 0]) < CENTRE_SHARE * diagonal) &
                             (H[:, 2] > low - CENTRE_SHARE * diagonal) & (H[:, 2] < high + CENTRE_SHARE * diagonal))
     if abs(H[0, 0]) < CENTRE_SHARE * diagonal:       # the root (pelvis), however low

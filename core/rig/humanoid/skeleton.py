@@ -50,6 +50,10 @@ NECK_SLAB = 0.01
 HEAD_WIDER = 1.2
 HEAD_SHARE = 0.5
 HEAD_FULL = 0.9
+# Arms straight out (T-pose): the elbow -> hand tip line within this many degrees of
+# horizontal. The tree can join such arms above their line, in a big head or hair; the
+# neck is then looked for down to the arms' line too (_below_chest).
+ARMS_LEVEL = 20.0
 
 # Standard joints: (role, path, fraction of the path's length). Paths: "spine" pelvis ->
 # chest, "head" chest -> head tip, "arm" chest -> hand tip, "leg" hip socket -> foot tip.
@@ -96,8 +100,16 @@ def standard_joints(humanoid: Humanoid) -> dict:
     meshed = humanoid.vertices is not None and humanoid.faces is not None
     parts = vertex_components(len(humanoid.vertices), humanoid.faces)[1] if meshed else None
     if humanoid.vertices is not None and not (meshed and _head_on_torso(out, humanoid, parts)):
-        out["neck"], out["head"], humanoid.cues["head"] = _neck_and_skull_base(
-            humanoid.paths["head"], humanoid.vertices, humanoid.faces if humanoid.outline else None)
+        faces, below = humanoid.faces if humanoid.outline else None, _below_chest(humanoid.paths)
+        out["neck"], out["head"], humanoid.cues["head"], chest = _neck_and_skull_base(
+            humanoid.paths["head"], humanoid.vertices, faces, below)
+        if chest is not None:            # the head below the tree's chest: the spine ends at the arms
+            spine = _cut_above(humanoid.paths["spine"], chest)
+            out.update({role: point_at(spine, f) for role, path, f in LANDMARKS if path == "spine"})
+        if below is not None:            # the generic rig keeps the tree's spine, up to the head its path shows
+            own = _neck_and_skull_base(humanoid.paths["head"], humanoid.vertices, faces)[1]
+            if not np.allclose(own, out["head"]):
+                out["spine_top"] = own
     if meshed:
         _limb_joints(out, humanoid, parts)
     for side in (".L", ".R"):
@@ -117,7 +129,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
         _mirror_pair(out, humanoid.cues, "foot")
     if humanoid.vertices is not None:
         body = _depth_points(humanoid)
-        spine = ("hips", "spine", "spine1", "spine2", "neck", "head")
+        spine = ("hips", "spine", "spine1", "spine2", "neck", "head") + (("spine_top",) if "spine_top" in out else ())
         for role, p in zip(spine, at_spine_depth([out[r] for r in spine], body, humanoid.inside)):
             out[role] = p
         if not humanoid.hidden_legs:
@@ -244,30 +256,40 @@ def _mirror_pair(out, cues, role):
         out[other], cues[other] = np.asarray(out[found]) * flip, "gap"
 
 
-def _neck_and_skull_base(path, V, faces=None):
-    """(neck, head, cue) joints on the chest -> head tip path: the head SKULL_ABOVE_NECK of the
-    height above the neck's narrowest cross-section (the vertices' sideways extent in a
-    thin horizontal slab around the path) below a wider head, the neck at the LANDMARKS
-    ratio of the head's distance along the path (cue "narrowing"). Without a neck, with
-    the faces of a body read off its outline (a chibi's or a toy's head sits on its
-    shoulders; outline.py): the head joint at the head's base (_head_base, cue "head
-    base"); else at the LANDMARKS fractions (cue "proportion")."""
+def _neck_and_skull_base(path, V, faces=None, below=None):
+    """(neck, head, cue, chest) joints on the chest -> head tip path: the head
+    SKULL_ABOVE_NECK of the height above the neck's narrowest cross-section (the vertices'
+    sideways extent in a thin horizontal slab around the path) below a wider head, the
+    neck at the LANDMARKS ratio of the head's distance along the path (cue "narrowing").
+    Without a neck, with the faces of a body read off its outline (a chibi's or a toy's
+    head sits on its shoulders; outline.py): the head joint at the head's base
+    (_head_base, cue "head base"); else at the LANDMARKS fractions (cue "proportion").
+    `below` (_below_chest): the spine's path from straight-out arms up to the chest, where
+    the neck is looked for too; a head found on it lies below the chest, and `chest` is
+    then the spine's new top (the arms' line), the neck at the LANDMARKS ratio from there;
+    else `chest` is None."""
     height = float(np.ptp(V[:, 2]))
     length = path_length(path)
     fractions = np.arange(NECK_SEARCH[0], NECK_SEARCH[1] + 1e-9, 0.02)
     # the neck lies below the crown: a path that runs over the head and down its back
     # (long hair) has only head above its highest point
     fractions = fractions[fractions <= max(_highest(path), fractions[0])]
-    widths = _section_widths(path, fractions, V, height)
+    drop = 0.0 if below is None else path_length(below)
+    if drop > 0 and length > 0:        # the same steps on down the spine to the arms (negative fractions)
+        fractions = np.concatenate([np.arange(NECK_SEARCH[0] - 0.02, -drop / length, -0.02)[::-1], fractions])
+    points = [_on_path(path, below, f) for f in fractions]
+    widths = _section_widths(points, V, height)
     # a neck has a wider head above it (the crown narrows to nothing: no neck there)
     above = np.array([np.max(np.where(np.isfinite(widths[k + 1:]), widths[k + 1:], 0), initial=0.0)
                       for k in range(len(widths))])
     # ... and lies above the chest (a generic tree can run the path down the torso first)
-    rising = np.array([point_at(path, f)[2] for f in fractions]) >= path[0, 2]
+    rising = (np.array([p[2] for p in points]) >= path[0, 2]) | (fractions < 0)
     neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths) & rising, widths, np.inf)
     # ... under the head: an antenna's stalk or a hat's band has only its knob or crown
-    # above, far less than the lowest narrowing over the shoulders (the widest section)
-    over = np.isfinite(neck) & (np.arange(len(widths)) > np.argmax(np.where(np.isfinite(widths), widths, 0)))
+    # above, far less than the lowest narrowing over the shoulders (the widest section of
+    # the path's own search: straight-out arms below the chest are wider than any head)
+    own = fractions >= NECK_SEARCH[0] - 1e-9
+    over = own & np.isfinite(neck) & (np.arange(len(widths)) > np.argmax(np.where(np.isfinite(widths) & own, widths, 0)))
     if over.any():
         neck[above < HEAD_SHARE * above[int(np.argmax(over))]] = np.inf
     if np.isfinite(neck).any() and length > 0:
@@ -275,9 +297,55 @@ def _neck_and_skull_base(path, V, faces=None):
     elif faces is not None and length > 0:
         at, cue = _head_base(path, V, faces, height), "head base"
     else:
-        return point_at(path, FRACTION["neck"]), point_at(path, FRACTION["head"]), "proportion"
+        return point_at(path, FRACTION["neck"]), point_at(path, FRACTION["head"]), "proportion", None
     head = min(at + SKULL_ABOVE_NECK * height / length, 0.95)
-    return _neck_below(path, head), point_at(path, head), cue
+    if head >= 0:
+        return _neck_below(path, head), point_at(path, head), cue, None
+    # below the chest: the neck between the arms' line (the spine's new top) and the head
+    head_at = 1 + head * length / drop            # fraction of `below`, from the arms up
+    return (point_at(below, head_at * FRACTION["neck"] / FRACTION["head"]), point_at(below, head_at), cue,
+            below[0].copy())
+
+
+def _on_path(path, below, fraction):
+    """The point at `fraction` of the path's length; a negative fraction: that share of
+    its length below its start, on `below` (a path ending where `path` starts)."""
+    if fraction >= 0 or below is None:
+        return point_at(path, fraction)
+    drop = path_length(below)
+    return point_at(below, 1 + fraction * path_length(path) / drop)
+
+
+def _below_chest(paths):
+    """The spine's path from the line of straight-out arms up to the chest, where the
+    generic tree joins such arms above their line (a big head or hair, which the
+    contraction merges with the arms: Sophia's chest at 0.75 of her height, her arms at
+    0.63); else None. Straight out: each arm's line from the elbow's proportion to the hand
+    tip within ARMS_LEVEL degrees of horizontal; the arms' line: the mean height of those
+    stretches."""
+    stretches = [np.array([point_at(paths[side], f) for f in np.linspace(FRACTION["forearm"], 1.0, 6)])
+                 for side in ("arm.L", "arm.R")]
+    for s in stretches:
+        run = s[-1] - s[0]
+        if abs(run[2]) > np.tan(np.radians(ARMS_LEVEL)) * np.hypot(run[0], run[1]):
+            return None
+    level = float(np.mean([s[:, 2].mean() for s in stretches]))
+    spine = np.asarray(paths["spine"], dtype=np.float64)
+    if spine[-1, 2] <= level or spine[0, 2] >= level:
+        return None
+    k = len(spine) - 1                       # down the spine from the chest to the arms' level
+    while spine[k - 1, 2] > level:
+        k -= 1
+    a, b = spine[k - 1], spine[k]
+    return np.vstack([a + (level - a[2]) / (b[2] - a[2]) * (b - a), spine[k:]])
+
+
+def _cut_above(path, point):
+    """The path up to `point` (a point on it)."""
+    path = np.asarray(path, dtype=np.float64)
+    at = fraction_of(path, point) * path_length(path)
+    arc = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(path, axis=0), axis=1))])
+    return np.vstack([path[arc < at], point])
 
 
 def _highest(path) -> float:
@@ -286,13 +354,12 @@ def _highest(path) -> float:
     return fraction_of(path, path[int(np.argmax(path[:, 2]))])
 
 
-def _section_widths(path, fractions, P, height, depth: bool = False):
+def _section_widths(points, P, height, depth: bool = False):
     """Sideways extent of the points P in a slab NECK_SLAB of the height thick around each
-    fraction of the path, within NECK_REACH of it sideways (with `depth`: times their
-    extent front to back); inf where fewer than 4."""
-    widths = np.full(len(fractions), np.inf)
-    for k, f in enumerate(fractions):
-        p = point_at(path, f)
+    of `points`, within NECK_REACH of it sideways (with `depth`: times their extent front
+    to back); inf where fewer than 4."""
+    widths = np.full(len(points), np.inf)
+    for k, p in enumerate(points):
         section = P[(np.abs(P[:, 2] - p[2]) < NECK_SLAB * height)
                     & (np.hypot(P[:, 0] - p[0], P[:, 1] - p[1]) < NECK_REACH * height)]
         if len(section) > 3:
@@ -306,7 +373,8 @@ def _head_base(path, V, faces, height) -> float:
     over the surface: a low-poly head has vertices at its corners only) first reach
     HEAD_FULL of the largest section of the path."""
     fractions = np.arange(0.0, NECK_SEARCH[1] + 1e-9, 0.02)
-    sizes = _section_widths(path, fractions, surface_points(V, faces, 0.5 * NECK_SLAB * height), height, depth=True)
+    sizes = _section_widths([point_at(path, f) for f in fractions], surface_points(V, faces, 0.5 * NECK_SLAB * height),
+                            height, depth=True)
     sizes = np.where(np.isfinite(sizes), sizes, 0.0)
     return float(fractions[int(np.argmax(sizes >= HEAD_FULL * sizes.max()))])
 
