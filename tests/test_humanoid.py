@@ -894,6 +894,34 @@ def test_arms_joined_inside_a_big_head_leave_the_neck_below_the_chest_to_be_foun
     assert joints["spine2"][2] < 0.9 < joints["neck"][2] < joints["head"][2]
 
 
+def test_a_spine_that_climbs_past_the_chest_leaves_the_neck_above_it():
+    """The spine's path can climb past the chest and come back (a chibi's tree: up into the
+    neck, then down to where the arms join); below the chest only its stretch under the
+    chest's height is searched, so a neck above the chest stays on the head path and the
+    spine keeps its length (the chibi punk's head went 2.1 -> 2.8 % off before)."""
+    from bonesmith.core.rig import humanoid
+    from bonesmith.core.rig.polyline import point_at
+
+    def half_width(z):
+        for top, half in ((0.5, 0.16), (0.95, 0.2), (1.02, 0.06)):      # legs, torso, neck
+            if z < top:
+                return half
+        return 0.25                                                       # the head
+    V = [(s * half_width(z), y, z) for z in np.arange(0.0, 1.4001, 0.005) for s in (-1.0, 1.0) for y in (-0.05, 0.05)]
+    V += [(s * x, y, z) for x in np.arange(0.2, 0.8001, 0.02) for s in (-1.0, 1.0) for y in (-0.04, 0.04)
+          for z in (0.76, 0.84)]                                          # arms straight out at 0.8
+    line = lambda a, b, n=9: np.linspace(a, b, n)  # noqa: E731
+    chest = np.array([0.0, 0, 0.9])
+    spine = np.vstack([line([0, 0, 0.5], [0, 0, 1.0]), [[0, 0.01, 0.95], chest]])     # up into the neck, back
+    arm = np.vstack([line(chest, [0.2, 0, 0.8], 4), line([0.2, 0, 0.8], [0.8, 0, 0.8])[1:]])
+    paths = {"spine": spine, "head": line(chest, [0, 0, 1.4]), "arm.L": arm, "arm.R": arm * [-1, 1, 1],
+             "leg.L": line([0.1, 0, 0.5], [0.1, 0, 0]), "leg.R": line([-0.1, 0, 0.5], [-0.1, 0, 0])}
+    human = humanoid.Humanoid(paths, vertices=np.array(V))
+    joints = humanoid.standard_joints(human)
+    assert human.cues["head"] == "narrowing" and 0.95 < joints["head"][2] < 1.06
+    assert np.allclose(joints["spine2"][2], point_at(spine, 0.85)[2])              # the spine not cut
+
+
 def test_a_symmetric_body_with_one_hand_modelled_apart_gets_the_gaps_wrist_on_both_sides():
     """One side's wrist lies at the gap before its hand's separate part, the other's at a
     narrowing (that hand is welded to the arm): a symmetric body's rig stays symmetric,

@@ -282,8 +282,9 @@ def _neck_and_skull_base(path, V, faces=None, below=None):
     # a neck has a wider head above it (the crown narrows to nothing: no neck there)
     above = np.array([np.max(np.where(np.isfinite(widths[k + 1:]), widths[k + 1:], 0), initial=0.0)
                       for k in range(len(widths))])
-    # ... and lies above the chest (a generic tree can run the path down the torso first)
-    rising = (np.array([p[2] for p in points]) >= path[0, 2]) | (fractions < 0)
+    # ... and lies above the chest (a generic tree can run the path down the torso first);
+    # on down the spine, below it (the spine can climb past the chest and come back)
+    rising = (np.array([p[2] for p in points]) >= path[0, 2]) == (fractions >= 0)
     neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths) & rising, widths, np.inf)
     # ... under the head: an antenna's stalk or a hat's band has only its knob or crown
     # above, far less than the lowest narrowing over the shoulders (the widest section of
