@@ -922,6 +922,32 @@ def test_a_spine_that_climbs_past_the_chest_leaves_the_neck_above_it():
     assert np.allclose(joints["spine2"][2], point_at(spine, 0.85)[2])              # the spine not cut
 
 
+def test_the_torso_under_drooping_arms_is_no_neck_below_the_chest():
+    """Below a chest joined above straight-out arms, a neck has the shoulders wider below
+    it too: where the arms droop a little, the arms' line lies below the shoulders, and the
+    torso under the armpits there can be narrower than the neck (a toon alien's head went
+    2.4 -> 4.0 % off)."""
+    from bonesmith.core.rig import humanoid
+
+    def half_width(z):
+        for top, half in ((0.5, 0.16), (0.93, 0.04), (0.95, 0.2), (1.02, 0.06)):   # legs, torso, shoulders, neck
+            if z < top:
+                return half
+        return 0.25                                                                   # the head
+    V = [(s * half_width(z), y, z) for z in np.arange(0.0, 1.4001, 0.005) for s in (-1.0, 1.0) for y in (-0.05, 0.05)]
+    line = lambda a, b, n=9: np.linspace(a, b, n)  # noqa: E731
+    shoulder, tip = np.array([0.2, 0, 0.95]), np.array([0.8, 0, 0.85])               # arms drooping 9 degrees
+    V += [(s * p[0], y, p[2] + dz) for p in line(shoulder, tip, 31) for s in (-1.0, 1.0) for y in (-0.04, 0.04)
+          for dz in (-0.02, 0.02)]
+    chest = np.array([0.0, 0, 1.1])
+    arm = np.vstack([line(chest, shoulder, 4), line(shoulder, tip)[1:]])
+    paths = {"spine": line([0, 0, 0.5], chest), "head": line(chest, [0, 0, 1.4]), "arm.L": arm, "arm.R": arm * [-1, 1, 1],
+             "leg.L": line([0.1, 0, 0.5], [0.1, 0, 0]), "leg.R": line([-0.1, 0, 0.5], [-0.1, 0, 0])}
+    human = humanoid.Humanoid(paths, vertices=np.array(V))
+    joints = humanoid.standard_joints(human)
+    assert human.cues["head"] == "narrowing" and 0.95 < joints["head"][2] < 1.06     # 0.9 (the torso) without
+
+
 def test_a_symmetric_body_with_one_hand_modelled_apart_gets_the_gaps_wrist_on_both_sides():
     """One side's wrist lies at the gap before its hand's separate part, the other's at a
     narrowing (that hand is welded to the arm): a symmetric body's rig stays symmetric,

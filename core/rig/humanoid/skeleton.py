@@ -286,6 +286,10 @@ def _neck_and_skull_base(path, V, faces=None, below=None):
     # on down the spine, below it (the spine can climb past the chest and come back)
     rising = (np.array([p[2] for p in points]) >= path[0, 2]) == (fractions >= 0)
     neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths) & rising, widths, np.inf)
+    # ... and, below the chest, has the shoulders below it too (not the torso under the arms)
+    under = np.array([np.max(np.where(np.isfinite(widths[:k]), widths[:k], 0), initial=0.0)
+                      for k in range(len(widths))])
+    neck[(fractions < 0) & (under < HEAD_WIDER * widths)] = np.inf
     # ... under the head: an antenna's stalk or a hat's band has only its knob or crown
     # above, far less than the lowest narrowing over the shoulders (the widest section of
     # the path's own search: straight-out arms below the chest are wider than any head)
