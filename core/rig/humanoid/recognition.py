@@ -175,14 +175,14 @@ def _lift_hidden_hips(paths: dict, floor: float, height: float, hem: float = ROB
     hip_z = floor + HIDDEN_HIP * height
     if spine[0, 2] >= floor + hem * height or spine[-1, 2] <= hip_z:
         return paths
-    out = dict(paths, spine=_spine_from(spine, hip_z))
+    out = dict(paths, spine=spine_from(spine, hip_z))
     for side in (".L", ".R"):
         leg = paths["leg" + side]
         out["leg" + side] = np.vstack([[leg[0, 0], out["spine"][0, 1], hip_z], leg])
     return out
 
 
-def _spine_from(spine, z: float) -> np.ndarray:
+def spine_from(spine, z: float) -> np.ndarray:
     """The pelvis -> chest path from height z on (its pelvis moved up the path to z);
     z lies between the path's first and last heights."""
     k = int(np.argmax(spine[:, 2] >= z))            # the first spine point at or above it
@@ -209,7 +209,7 @@ def _hips_to_crotch(paths: dict, hip_z: float, height: float) -> dict:
         out["leg" + side] = np.vstack([[leg[0, 0], leg[0, 1], hip_z], leg])
     spine = paths["spine"]
     if spine[0, 2] < hip_z < spine[-1, 2]:
-        out["spine"] = _spine_from(spine, hip_z)
+        out["spine"] = spine_from(spine, hip_z)
     return out
 
 

@@ -20,7 +20,7 @@ from .. import fingers, landmark_cues, markers
 from ...mesh import surface_points, vertex_components
 from ..polyline import fraction_of, point_at
 from ..polyline import length as path_length
-from .recognition import DOWN, NECK_REACH, Humanoid
+from .recognition import DOWN, NECK_REACH, Humanoid, spine_from
 
 # The pelvis, spine, neck and head lie this share of the body's depth behind its front:
 # its middle (the contraction's centre line wanders front and back). Artists differ:
@@ -338,11 +338,7 @@ def _below_chest(paths):
     spine = np.asarray(paths["spine"], dtype=np.float64)
     if spine[-1, 2] <= level or spine[0, 2] >= level:
         return None
-    k = len(spine) - 1                       # down the spine from the chest to the arms' level
-    while spine[k - 1, 2] > level:
-        k -= 1
-    a, b = spine[k - 1], spine[k]
-    return np.vstack([a + (level - a[2]) / (b[2] - a[2]) * (b - a), spine[k:]])
+    return spine_from(spine, level)
 
 
 def _cut_above(path, point):
