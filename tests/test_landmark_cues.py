@@ -50,6 +50,54 @@ def test_a_straight_even_leg_keeps_the_proportion():
     assert np.allclose(point, hip + 0.37 * (ankle - hip))
 
 
+def kneecap_leg(edge_z, forward=0.02):
+    """A straight leg (hip z 1.0 -> ankle z 0.05, radius 0.04, facing -y) whose front
+    stands `forward` out over a kneecap from z edge_z to edge_z + 0.08, receding back to
+    the shin over 0.05 below its lower edge and to the thigh over 0.05 above."""
+    hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
+    path = line(hip, ankle, 96)
+    V, F = tube(path, sides=16)
+    bump = forward * np.interp(V[:, 2], [edge_z - 0.05, edge_z, edge_z + 0.08, edge_z + 0.13], [0, 1, 1, 0])
+    V[:, 1] -= bump * np.clip(-V[:, 1] / 0.04, 0.0, 1.0)        # the front half stands out
+    return V, F, path
+
+
+def test_a_straight_leg_bends_below_its_kneecap():
+    """The leg's front recedes most steeply below the kneecap (to the shin): the knee is
+    at the top of that recession (z 0.62, 0.4 of the path), not at the proportion (0.37:
+    z 0.65)."""
+    V, F, path = kneecap_leg(0.62)
+    point, how = cue(V, F, path)
+    assert how == "kneecap"
+    assert abs(point[2] - 0.62) < 0.015
+
+
+def test_a_faint_kneecap_leaves_the_knee_at_its_proportion():
+    """A front that stands out by a tenth of the leg's radius is no kneecap to go by."""
+    V, F, path = kneecap_leg(0.62, forward=0.004)
+    point, how = cue(V, F, path)
+    assert how == "proportion"
+
+
+def test_a_front_receding_more_steeply_above_the_window_is_no_kneecap():
+    """A thigh whose front recedes steeply just below the hip (here down to z 0.76, 0.25
+    of the path) and more gently on into the window: the steepest recession lies above
+    the knee's window, and the window's top edge is only the end of it."""
+    V, F, path = kneecap_leg(0.76, forward=0.03)
+    point, how = cue(V, F, path)
+    assert how == "proportion"
+
+
+def test_a_skirts_hem_is_no_kneecap():
+    """A skirt down to z 0.6 (0.42 of the path), the leg below it far thinner: the front
+    steps back there as below a kneecap, but so does the whole section."""
+    hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
+    path = line(hip, ankle, 96)
+    V, F = tube(path, radius=np.interp(-path[:, 2], [-1.0, -0.61, -0.59, 0.0], [0.06, 0.06, 0.035, 0.035]), sides=16)
+    point, how = cue(V, F, path)
+    assert how == "proportion"
+
+
 def test_a_trouser_hem_over_a_modelled_leg_is_no_joint():
     """Trousers (one part around both legs, down to mid-thigh) over a leg that goes on
     inside them: the section changes part at the hem, but the parts overlap."""

@@ -8,7 +8,10 @@
 2. a gap: in a segmented body (one separate part per segment) the section moves from
    one mesh part to the next there, the two parts meeting end to end (or through a short
    piece between them, a wooden mannequin's ball: its middle);
-3. else a proportion of the limb's path (the artists' median).
+3. a knee only: a kneecap, where the leg's front recedes most steeply below it to the
+   shin (its lower edge), by a clear share of the leg's thickness and more steeply than
+   anywhere just above or below (the thigh's taper from the hip, the shin's to the ankle);
+4. else a proportion of the limb's path (the artists' median).
 A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's end of that
 narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
 the proportion falls past that turn, no higher above the sole than a third of the
@@ -20,7 +23,7 @@ stick arms). A head modelled as its own piece on the torso's piece has its joint
 the two meet (`head_piece`).
 The narrowing of the section between thigh and calf was measured and left out: on the
 low-poly game characters' limbs, which taper evenly, the thinnest section is no joint
-(docs/auto_skeleton.md#landmark-cues).
+(docs/auto_skeleton.md#landmark-cues). Front and back are a humanoid's: the front is -y.
 
 Fractions are of the limb's centre path (humanoid/recognition.py: hip socket -> toe tip,
 chest -> hand tip); the joint is searched within a window around the proportion.
@@ -59,6 +62,12 @@ FOOT_MIN = 0.02           # ... and at least this share of the height long (a pe
 ANKLE_BACK = 0.07         # the ankle lies this many foot lengths behind the leg's path
 TORSO_WIDER = 2.5         # a section of the arm path this many times the forearm's radius cuts the torso
 FOREARM = (0.5, 0.8)      # ... the forearm's radius: the median section over this share of the path
+KNEECAP_WINDOW = (0.28, 0.46)  # the leg path's share searched for the top of the front's steepest recession
+KNEECAP_SPAN = 0.06       # ... the front's recession measured over this share of the path below
+KNEECAP_DEPTH = 0.25      # ... at least this share of the leg's radius (the median section over LEG_RADIUS)
+KNEECAP_REACH = 0.04      # ... and steeper than anywhere within this share above or below it
+KNEECAP_HEM = 0.7         # ... with the section below at least this much as thick (else a skirt's or a suit's hem)
+LEG_RADIUS = (0.3, 0.6)
 TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the path
 SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this many forearm radii is no socket
 ROUND = 1.3               # a socket's ball: its longest extent at most this x its shortest
@@ -66,25 +75,54 @@ HEAD_ON_TORSO = 0.005     # a head piece whose lowest point lies this share of t
 
 
 def middle_joint(V, F, parts, path, limb: str, proportion: float):
-    """(point (3,), cue name) of a limb's middle joint: "bend", "gap" or "proportion"
-    (see the module)."""
+    """(point (3,), cue name) of a limb's middle joint: "bend", "gap", for a knee
+    "kneecap", or "proportion" (see the module)."""
     (lo, hi), (start, end) = LIMBS[limb]
     fractions = np.arange(start, end + 1e-9, STEP)
-    centres, radii, part = _cut(V, F, parts, path, fractions)
+    centres, radii, part, fronts = _cut(V, F, parts, path, fractions)
     window = (fractions >= lo) & (fractions <= hi)
     for cue, pick in (("bend", _bend), ("gap", _gap)):
         point = pick(fractions, centres, radii, part, window, proportion, V, parts)
         if point is not None:
             return point, cue
+    point = _kneecap(fractions, centres, radii, part, fronts) if limb == "leg" else None
+    if point is not None:
+        return point, "kneecap"
     return point_at(path, proportion), "proportion"
 
 
 def _cut(V, F, parts, path, fractions):
-    """(centres, radii, part) of the path's sections at `fractions`; part -1 where the
-    section does not wind around the path (a thigh beside a hanging arm is no piece of it)."""
+    """(centres, radii, part, fronts) of the path's sections at `fractions`; part -1 where
+    the section does not wind around the path (a thigh beside a hanging arm is no piece of
+    it); fronts: each loop's least y (nan without a loop)."""
     found = sections.along(V, F, parts, path, fractions)
     return (np.array([s.centre for s in found]).reshape(-1, 3), np.array([s.radius for s in found]),
-            np.array([s.part if s.around else -1 for s in found], dtype=int))
+            np.array([s.part if s.around else -1 for s in found], dtype=int), np.array([s.front for s in found]))
+
+
+def _kneecap(fractions, centres, radii, part, fronts):
+    """The section centre where the leg's front starts its steepest recession within
+    KNEECAP_WINDOW (over KNEECAP_SPAN below: the kneecap's lower edge, the shin below it),
+    if it recedes at least KNEECAP_DEPTH of the leg's radius there and less steeply
+    anywhere within KNEECAP_REACH of it (a front that recedes more just outside the window
+    is the thigh tapering from the hip or the shin toward the ankle), and the leg below
+    still KNEECAP_HEM as thick (a skirt's, a suit's or a shorts' hem steps in to the leg
+    inside it); else None. Only sections that wind around the path count."""
+    around = part >= 0
+    front = np.where(around, fronts, np.nan)
+    k, reach = round(KNEECAP_SPAN / STEP), round(KNEECAP_REACH / STEP)
+    drop = np.full(len(front), np.nan)
+    drop[:-k] = front[k:] - front[:-k]                 # the front moves back (+y) below
+    lo, hi = KNEECAP_WINDOW
+    window = (fractions >= lo - 1e-9) & (fractions <= hi + 1e-9) & np.isfinite(drop)
+    leg = radii[around & (fractions > LEG_RADIUS[0]) & (fractions < LEG_RADIUS[1]) & np.isfinite(radii)]
+    if not window.any() or not len(leg):
+        return None
+    i = np.flatnonzero(window)[np.argmax(drop[window])]
+    if (drop[i] < KNEECAP_DEPTH * np.median(leg) or np.nanmax(drop[max(i - reach, 0): i + reach + 1]) > drop[i]
+            or radii[i + k] < KNEECAP_HEM * radii[i]):
+        return None
+    return centres[i]
 
 
 def _bend(fractions, centres, radii, part, window, proportion, V, parts):
@@ -122,7 +160,7 @@ def segment_gap(V, F, parts, path, window, after_segment: bool = False):
     bones leaves the path at the forearm's end, and the gap at the elbow is no wrist)."""
     lo, hi = window
     fractions = np.arange(max(lo - 2 * STEP, 0.0), min(hi + 2 * STEP, 1.0) + 1e-9, STEP)
-    centres, radii, part = _cut(V, F, parts, path, fractions)
+    centres, radii, part, _ = _cut(V, F, parts, path, fractions)
     thick = {p: np.nanmax(radii[part == p]) for p in set(part.tolist()) if p >= 0}
     earlier = _cut(V, F, parts, path, np.arange(0.0, fractions[0] - 1e-9, STEP))[2] if after_segment else part[:0]
 

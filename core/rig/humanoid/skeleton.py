@@ -243,7 +243,9 @@ def _mirror_pair(out, cues, role):
     each other's mirror image in x = 0 (their mean): the mesh is symmetric only to a
     tolerance, and sections of it differ a little between the sides. Where one side's
     joint lies at a gap between separate parts and the other's does not (one hand
-    modelled apart), both take the gap's, mirrored."""
+    modelled apart), both take the gap's, mirrored; where one side's is placed by a cue
+    and the other's by the proportion (a kneecap a hair too faint on one side), both
+    take the cue's."""
     left, right = role + ".L", role + ".R"
     if left not in out or right not in out:
         return
@@ -254,6 +256,9 @@ def _mirror_pair(out, cues, role):
     elif "gap" in (cues.get(left), cues.get(right)):
         found, other = (left, right) if cues.get(left) == "gap" else (right, left)
         out[other], cues[other] = np.asarray(out[found]) * flip, "gap"
+    elif "proportion" in (cues.get(left), cues.get(right)):
+        found, other = (right, left) if cues.get(left) == "proportion" else (left, right)
+        out[other], cues[other] = np.asarray(out[found]) * flip, cues[found]
 
 
 def _neck_and_skull_base(path, V, faces=None, below=None):
