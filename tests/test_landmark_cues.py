@@ -98,6 +98,17 @@ def test_a_skirts_hem_is_no_kneecap():
     assert how == "proportion"
 
 
+def test_a_thigh_tapering_all_round_is_no_kneecap():
+    """A thick thigh narrowing evenly into the knee (radius 0.07 at z 0.75 to 0.04 at
+    z 0.62): the front recedes as steeply as below a kneecap, but the back comes forward
+    as far."""
+    hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
+    path = line(hip, ankle, 96)
+    V, F = tube(path, radius=np.interp(-path[:, 2], [-1.0, -0.75, -0.62, 0.0], [0.07, 0.07, 0.04, 0.04]), sides=16)
+    point, how = cue(V, F, path)
+    assert how == "proportion"
+
+
 def test_a_trouser_hem_over_a_modelled_leg_is_no_joint():
     """Trousers (one part around both legs, down to mid-thigh) over a leg that goes on
     inside them: the section changes part at the hem, but the parts overlap."""

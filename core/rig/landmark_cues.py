@@ -9,8 +9,9 @@
    one mesh part to the next there, the two parts meeting end to end (or through a short
    piece between them, a wooden mannequin's ball: its middle);
 3. a knee only: a kneecap, where the leg's front recedes most steeply below it to the
-   shin (its lower edge), by a clear share of the leg's thickness and more steeply than
-   anywhere just above or below (the thigh's taper from the hip, the shin's to the ankle);
+   shin (its lower edge), by a clear share of the leg's thickness, more steeply than
+   anywhere just above or below (the thigh's taper from the hip, the shin's to the ankle)
+   and while the back stays (a leg tapering all round, a hem: no kneecap);
 4. else a proportion of the limb's path (the artists' median).
 A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's end of that
 narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
@@ -67,6 +68,7 @@ KNEECAP_SPAN = 0.06       # ... the front's recession measured over this share o
 KNEECAP_DEPTH = 0.25      # ... at least this share of the leg's radius (the median section over LEG_RADIUS)
 KNEECAP_REACH = 0.04      # ... and steeper than anywhere within this share above or below it
 KNEECAP_HEM = 0.7         # ... with the section below at least this much as thick (else a skirt's or a suit's hem)
+KNEECAP_BACK = 0.5        # ... and the back coming forward at most this share as far (else the leg tapers all round)
 LEG_RADIUS = (0.3, 0.6)
 TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the path
 SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this many forearm radii is no socket
@@ -79,40 +81,42 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     "kneecap", or "proportion" (see the module)."""
     (lo, hi), (start, end) = LIMBS[limb]
     fractions = np.arange(start, end + 1e-9, STEP)
-    centres, radii, part, fronts = _cut(V, F, parts, path, fractions)
+    centres, radii, part, fronts, backs = _cut(V, F, parts, path, fractions)
     window = (fractions >= lo) & (fractions <= hi)
     for cue, pick in (("bend", _bend), ("gap", _gap)):
         point = pick(fractions, centres, radii, part, window, proportion, V, parts)
         if point is not None:
             return point, cue
-    point = _kneecap(fractions, centres, radii, part, fronts) if limb == "leg" else None
+    point = _kneecap(fractions, centres, radii, part, fronts, backs) if limb == "leg" else None
     if point is not None:
         return point, "kneecap"
     return point_at(path, proportion), "proportion"
 
 
 def _cut(V, F, parts, path, fractions):
-    """(centres, radii, part, fronts) of the path's sections at `fractions`; part -1 where
-    the section does not wind around the path (a thigh beside a hanging arm is no piece of
-    it); fronts: each loop's least y (nan without a loop)."""
+    """(centres, radii, part, fronts, backs) of the path's sections at `fractions`; part -1
+    where the section does not wind around the path (a thigh beside a hanging arm is no
+    piece of it); fronts, backs: each loop's least and greatest y (nan without a loop)."""
     found = sections.along(V, F, parts, path, fractions)
     return (np.array([s.centre for s in found]).reshape(-1, 3), np.array([s.radius for s in found]),
-            np.array([s.part if s.around else -1 for s in found], dtype=int), np.array([s.front for s in found]))
+            np.array([s.part if s.around else -1 for s in found], dtype=int),
+            np.array([s.front for s in found]), np.array([s.back for s in found]))
 
 
-def _kneecap(fractions, centres, radii, part, fronts):
+def _kneecap(fractions, centres, radii, part, fronts, backs):
     """The section centre where the leg's front starts its steepest recession within
     KNEECAP_WINDOW (over KNEECAP_SPAN below: the kneecap's lower edge, the shin below it),
     if it recedes at least KNEECAP_DEPTH of the leg's radius there and less steeply
     anywhere within KNEECAP_REACH of it (a front that recedes more just outside the window
-    is the thigh tapering from the hip or the shin toward the ankle), and the leg below
-    still KNEECAP_HEM as thick (a skirt's, a suit's or a shorts' hem steps in to the leg
-    inside it); else None. Only sections that wind around the path count."""
+    is the thigh tapering from the hip or the shin toward the ankle), the leg below still
+    KNEECAP_HEM as thick (a skirt's, a suit's or a shorts' hem steps in to the leg inside
+    it), and its back coming forward by at most KNEECAP_BACK of the front's recession (a
+    kneecap stands out in front only; a thigh tapering all round moves both); else None.
+    Only sections that wind around the path count."""
     around = part >= 0
-    front = np.where(around, fronts, np.nan)
     k, reach = round(KNEECAP_SPAN / STEP), round(KNEECAP_REACH / STEP)
-    drop = np.full(len(front), np.nan)
-    drop[:-k] = front[k:] - front[:-k]                 # the front moves back (+y) below
+    drop = _change_below(np.where(around, fronts, np.nan), k)     # the front moves back (+y)
+    back = _change_below(backs, k)
     lo, hi = KNEECAP_WINDOW
     window = (fractions >= lo - 1e-9) & (fractions <= hi + 1e-9) & np.isfinite(drop)
     leg = radii[around & (fractions > LEG_RADIUS[0]) & (fractions < LEG_RADIUS[1]) & np.isfinite(radii)]
@@ -120,9 +124,16 @@ def _kneecap(fractions, centres, radii, part, fronts):
         return None
     i = np.flatnonzero(window)[np.argmax(drop[window])]
     if (drop[i] < KNEECAP_DEPTH * np.median(leg) or np.nanmax(drop[max(i - reach, 0): i + reach + 1]) > drop[i]
-            or radii[i + k] < KNEECAP_HEM * radii[i]):
+            or radii[i + k] < KNEECAP_HEM * radii[i] or back[i] < -KNEECAP_BACK * drop[i]):
         return None
     return centres[i]
+
+
+def _change_below(values, k):
+    """values[j + k] - values[j] for each j (nan for the last k)."""
+    change = np.full(len(values), np.nan)
+    change[:-k] = values[k:] - values[:-k]
+    return change
 
 
 def _bend(fractions, centres, radii, part, window, proportion, V, parts):
@@ -160,7 +171,7 @@ def segment_gap(V, F, parts, path, window, after_segment: bool = False):
     bones leaves the path at the forearm's end, and the gap at the elbow is no wrist)."""
     lo, hi = window
     fractions = np.arange(max(lo - 2 * STEP, 0.0), min(hi + 2 * STEP, 1.0) + 1e-9, STEP)
-    centres, radii, part, _ = _cut(V, F, parts, path, fractions)
+    centres, radii, part = _cut(V, F, parts, path, fractions)[:3]
     thick = {p: np.nanmax(radii[part == p]) for p in set(part.tolist()) if p >= 0}
     earlier = _cut(V, F, parts, path, np.arange(0.0, fractions[0] - 1e-9, STEP))[2] if after_segment else part[:0]
 

@@ -7,7 +7,7 @@ crossed edges, the segments join into loops, and the limb's loop is the one arou
 path (the nearest one when none winds around it: the other leg, the torso and the hand
 lie beside). Its area gives the limb's thickness there, its centre the limb's axis, and
 the mesh part it lies on tells a segmented body's separate limb pieces apart, and its
-front-most point (least y: a humanoid's front is -y) shows a kneecap.
+extent front to back (y: a humanoid's front is -y) shows a kneecap.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ class Section(NamedTuple):
     part: int            # the mesh part (vertex component) of the loop; -1 without one
     around: bool = False  # the loop winds around the path (else it is the nearest one beside it)
     front: float = float("nan")   # the loop's least y (its front-most point on a humanoid); nan without one
+    back: float = float("nan")    # the loop's greatest y
 
 
 def along(V, F, parts, path, fractions) -> list:
@@ -84,7 +85,7 @@ def _section(V, E, face_edges, parts, p, t) -> Section:
     members = np.unique(seg[loop[seg[:, 0]] == k])
     part = int(np.bincount(parts[a[members]]).argmax())
     return Section(points[members].mean(axis=0), float(np.sqrt(abs(area) / np.pi)), part, not best_key[0],
-                   float(points[members, 1].min()))
+                   float(points[members, 1].min()), float(points[members, 1].max()))
 
 
 def _area_and_winding(xy, segments):
