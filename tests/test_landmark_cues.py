@@ -50,13 +50,21 @@ def test_a_straight_even_leg_keeps_the_proportion():
     assert np.allclose(point, hip + 0.37 * (ankle - hip))
 
 
-def kneecap_leg(edge_z, forward=0.02):
-    """A straight leg (hip z 1.0 -> ankle z 0.05, radius 0.04, facing -y) whose front
-    stands `forward` out over a kneecap from z edge_z to edge_z + 0.08, receding back to
-    the shin over 0.05 below its lower edge and to the thigh over 0.05 above."""
+def straight_leg(heights=(1.0, 0.0), radii=(0.04, 0.04)):
+    """A straight leg from the hip (z 1.0) down to the ankle (z 0.05), facing -y: a tube
+    around a 96-point path whose radius at each height follows `radii` at `heights`
+    (descending)."""
     hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
     path = line(hip, ankle, 96)
-    V, F = tube(path, sides=16)
+    V, F = tube(path, radius=np.interp(-path[:, 2], -np.asarray(heights), radii), sides=16)
+    return V, F, path
+
+
+def kneecap_leg(edge_z, forward=0.02):
+    """A straight leg (radius 0.04) whose front stands `forward` out over a kneecap from
+    z edge_z to edge_z + 0.08, receding back to the shin over 0.05 below its lower edge
+    and to the thigh over 0.05 above."""
+    V, F, path = straight_leg()
     bump = forward * np.interp(V[:, 2], [edge_z - 0.05, edge_z, edge_z + 0.08, edge_z + 0.13], [0, 1, 1, 0])
     V[:, 1] -= bump * np.clip(-V[:, 1] / 0.04, 0.0, 1.0)        # the front half stands out
     return V, F, path
@@ -88,12 +96,12 @@ def test_a_front_receding_more_steeply_above_the_window_is_no_kneecap():
     assert how == "proportion"
 
 
-def test_a_skirts_hem_is_no_kneecap():
-    """A skirt down to z 0.6 (0.42 of the path), the leg below it far thinner: the front
-    steps back there as below a kneecap, but so does the whole section."""
-    hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
-    path = line(hip, ankle, 96)
-    V, F = tube(path, radius=np.interp(-path[:, 2], [-1.0, -0.61, -0.59, 0.0], [0.06, 0.06, 0.035, 0.035]), sides=16)
+def test_a_dress_hem_is_no_kneecap():
+    """A dress down to z 0.6 (0.42 of the path), the leg below it far thinner and set
+    toward the back: the front steps back there as below a kneecap and the back hardly
+    moves, but the section below is little more than half as thick."""
+    V, F, path = straight_leg((1.0, 0.61, 0.59, 0.0), (0.06, 0.06, 0.035, 0.035))
+    V[V[:, 2] < 0.6, 1] += 0.02
     point, how = cue(V, F, path)
     assert how == "proportion"
 
@@ -102,9 +110,7 @@ def test_a_thigh_tapering_all_round_is_no_kneecap():
     """A thick thigh narrowing evenly into the knee (radius 0.07 at z 0.75 to 0.04 at
     z 0.62): the front recedes as steeply as below a kneecap, but the back comes forward
     as far."""
-    hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
-    path = line(hip, ankle, 96)
-    V, F = tube(path, radius=np.interp(-path[:, 2], [-1.0, -0.75, -0.62, 0.0], [0.07, 0.07, 0.04, 0.04]), sides=16)
+    V, F, path = straight_leg((1.0, 0.75, 0.62, 0.0), (0.07, 0.07, 0.04, 0.04))
     point, how = cue(V, F, path)
     assert how == "proportion"
 
