@@ -285,15 +285,14 @@ def _neck_and_skull_base(path, V, faces=None, below=None):
     points = [_on_path(path, below, f) for f in fractions]
     widths = _section_widths(points, V, height)
     # a neck has a wider head above it (the crown narrows to nothing: no neck there)
-    above = np.array([np.max(np.where(np.isfinite(widths[k + 1:]), widths[k + 1:], 0), initial=0.0)
-                      for k in range(len(widths))])
+    found = np.where(np.isfinite(widths), widths, 0.0)
+    above = np.append(np.maximum.accumulate(found[::-1])[::-1][1:], 0.0)     # the widest after each
     # ... and lies above the chest (a generic tree can run the path down the torso first);
     # on down the spine, below it (the spine can climb past the chest and come back)
     rising = (np.array([p[2] for p in points]) >= path[0, 2]) == (fractions >= 0)
     neck = np.where(np.isfinite(widths) & (above >= HEAD_WIDER * widths) & rising, widths, np.inf)
     # ... and, below the chest, has the shoulders below it too (not the torso under the arms)
-    under = np.array([np.max(np.where(np.isfinite(widths[:k]), widths[:k], 0), initial=0.0)
-                      for k in range(len(widths))])
+    under = np.insert(np.maximum.accumulate(found)[:-1], 0, 0.0)              # the widest before each
     neck[(fractions < 0) & (under < HEAD_WIDER * widths)] = np.inf
     # ... under the head: an antenna's stalk or a hat's band has only its knob or crown
     # above, far less than the lowest narrowing over the shoulders (the widest section of
