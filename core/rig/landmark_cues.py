@@ -164,22 +164,25 @@ def _bend(fractions, centres, radii, part, window, proportion, V, parts):
 def segment_gap(V, F, parts, path, window, after_segment: bool = False):
     """The joint between two separate parts that meet end to end where the path goes from
     one to the other within `window` (a share of the path; a ragdoll's forearm and hand,
-    its shin and foot: that gap is the joint), the part beyond at least SEGMENT_THICK as
-    thick as the part before (a robot's finger beyond its hand is no hand), or None;
-    `middle_joint`'s gap cue (`_gap`). `after_segment`: the part before the gap follows a
-    part other than the path's first (chest, upper arm, forearm: a hand too small to get
-    bones leaves the path at the forearm's end, and the gap at the elbow is no wrist)."""
+    its shin and foot: that gap is the joint; a wooden mannequin's ball between them: its
+    middle), the part beyond at least SEGMENT_THICK as thick as the part before (a robot's
+    finger beyond its hand is no hand), or None; `middle_joint`'s gap cue (`_gap`). The
+    whole path is cut, so that a ball at the window's edge is seen with the parts on both
+    sides of it; the limb's line is that of the window's own stretch. `after_segment`: the
+    part before the gap follows a part other than the path's first (chest, upper arm,
+    forearm: a hand too small to get bones leaves the path at the forearm's end, and the
+    gap at the elbow is no wrist)."""
     lo, hi = window
-    fractions = np.arange(max(lo - 2 * STEP, 0.0), min(hi + 2 * STEP, 1.0) + 1e-9, STEP)
+    fractions = np.arange(0.0, 1.0 + 1e-9, STEP)
     centres, radii, part = _cut(V, F, parts, path, fractions)[:3]
+    near = np.flatnonzero((fractions >= lo - 2 * STEP - 1e-9) & (fractions <= hi + 2 * STEP + 1e-9))
     thick = {p: np.nanmax(radii[part == p]) for p in set(part.tolist()) if p >= 0}
-    earlier = _cut(V, F, parts, path, np.arange(0.0, fractions[0] - 1e-9, STEP))[2] if after_segment else part[:0]
 
     def keep(k, j):
         return thick[part[j]] >= SEGMENT_THICK * thick[part[k]] and (
-            not after_segment or _follows_a_segment(np.concatenate([earlier, part[:k + 1]])))
+            not after_segment or _follows_a_segment(part[:k + 1]))
     inside = (fractions >= lo - 1e-9) & (fractions <= hi + 1e-9)
-    return _gap(fractions, centres, radii, part, inside, (lo + hi) / 2, V, parts, keep)
+    return _gap(fractions, centres, radii, part, inside, (lo + hi) / 2, V, parts, keep, (near[0], near[-1]))
 
 
 def _follows_a_segment(part) -> bool:
@@ -383,15 +386,17 @@ def _line(points):
     return c, vt[0], float((s[1:] ** 2).sum())
 
 
-def _gap(fractions, centres, radii, part, window, proportion, V, parts, keep=None):
+def _gap(fractions, centres, radii, part, window, proportion, V, parts, keep=None, ends=(0, -1)):
     """Where the sections move from one mesh part to another within the window (the one
     nearest the proportion when several) and the two parts meet there end to end (a
-    sleeve or a trouser leg over a modelled limb overlaps it: no joint), and `keep(k, j)`
-    if given: midway between the two sections."""
+    sleeve or a trouser leg over a modelled limb overlaps it: no joint), through a joint
+    piece between them or not (_balls), and `keep(k, j)` if given: midway between the two
+    sections. `ends`: the sections whose line is the limb's."""
     found = np.flatnonzero(part >= 0)            # the gap itself may cut nothing
     changes = [(k, j) for k, j in zip(found[:-1], found[1:])
-               if part[k] != part[j] and (keep is None or keep(k, j)) and _end_to_end(V, parts, centres, part, k, j)]
-    changes = [c for c in _balls(changes, V, parts, centres, part) if window[c[0]] or window[c[1]]]
+               if part[k] != part[j] and _end_to_end(V, parts, centres, part, k, j, ends)]
+    changes = [c for c in _balls(changes, V, parts, centres, part, ends)
+               if (window[c[0]] or window[c[1]]) and (keep is None or keep(*c))]
     if not changes:
         return None
     k, j = min(changes, key=lambda kj: abs((fractions[kj[0]] + fractions[kj[1]]) / 2 - proportion))
@@ -416,14 +421,14 @@ def _joint_piece(V, parts, part, centres, k, j):
     return middles[np.flatnonzero(fits)[0]] if fits.any() else None
 
 
-def _balls(changes, V, parts, centres, part):
+def _balls(changes, V, parts, centres, part, ends=(0, -1)):
     """The changes of part along a limb (pairs of sections), those into and out of a joint
     piece made one: a part between two limb segments, along the limb at most BALL x as
     long as each of them (a wooden mannequin's ball, a mech's hinge), is the joint, at its
     middle (the sections' pair spans it)."""
     if len(changes) < 2:
         return changes
-    axis = centres[-1] - centres[0]
+    axis = centres[ends[1]] - centres[ends[0]]
     axis = axis / max(np.linalg.norm(axis), 1e-12)
     length = {p: np.ptp(V[parts == p] @ axis) for p in set(part.tolist()) if p >= 0}
     out, skip = [], False
@@ -432,7 +437,7 @@ def _balls(changes, V, parts, centres, part):
             skip = False
             continue
         if (after is not None and part[j] == part[after[0]]
-                and length[part[j]] <= BALL * min(length[part[k]], length[part[after[1]]])):
+                and length[part[j]] <= BALL * length[part[k]]):
             out.append((k, after[1]))
             skip = True
         else:
@@ -445,11 +450,12 @@ def _both_sides(P) -> bool:
     return bool(np.ptp(np.sign(P[:, 0])) > 1)
 
 
-def _end_to_end(V, parts, centres, part, k, j) -> bool:
+def _end_to_end(V, parts, centres, part, k, j, ends=(0, -1)) -> bool:
     """Whether the part of section k ends and the part of section j begins within OVERLAP
     of the limb's length of the change, along the limb, each on one side of the plane of
-    symmetry (trousers around both legs, a body: no limb segments)."""
-    axis = centres[-1] - centres[0]
+    symmetry (trousers around both legs, a body: no limb segments). The limb runs from
+    section `ends[0]` to `ends[1]`."""
+    axis = centres[ends[1]] - centres[ends[0]]
     length = max(np.linalg.norm(axis), 1e-12)
     axis = axis / length
     at = (centres[k] + centres[j]) / 2 @ axis
