@@ -42,7 +42,7 @@ STEP = 0.02               # sections this share of the path apart
 BEND_DEGREES = 25.0       # the two segments' lines meet at least this angle: a bend
 KINK = 0.25               # ... and fit at most this share as badly split there as split at the window's ends
 OVERLAP = 0.1             # two limb parts meeting end to end overlap at most this share of the limb's length
-BALL = 0.5                # a part between two limb segments at most this x as long as each (along the limb): a joint piece
+BALL = 0.5                # a part after a limb segment at most this x as long as it (along the limb): a joint piece
 # limb -> (window searched for the joint, the range of the path the segments' lines are fitted on)
 LIMBS = {"leg": ((0.22, 0.55), (0.10, 0.68)), "arm": ((0.32, 0.64), (0.22, 0.70))}
 WRIST_WINDOW = (0.64, 0.84)   # the arm path's share searched for the wrist
@@ -424,8 +424,9 @@ def _joint_piece(V, parts, part, centres, k, j):
 def _balls(changes, V, parts, centres, part, ends=(0, -1)):
     """The changes of part along a limb (pairs of sections), those into and out of a joint
     piece made one: a part between two limb segments, along the limb at most BALL x as
-    long as each of them (a wooden mannequin's ball, a mech's hinge), is the joint, at its
-    middle (the sections' pair spans it)."""
+    long as the one before it (a wooden mannequin's ball, a mech's hinge), is the joint, at
+    its middle (the sections' pair spans it). The segment after it can be as short: a
+    hand shortened by its wrist's ball, a foot, which runs across the leg's line."""
     if len(changes) < 2:
         return changes
     axis = centres[ends[1]] - centres[ends[0]]
