@@ -261,16 +261,18 @@ def test_a_segmented_arms_wrist_is_the_gap_before_its_hand(pieces, cue_name):
         assert abs(point[0] - x(0.74)[0]) < 0.015
 
 
-def test_a_wooden_mannequins_wrist_is_its_ball_between_forearm_and_hand():
+@pytest.mark.parametrize("hand_from", [0.89, 0.93])
+def test_a_wooden_mannequins_wrist_is_its_ball_between_forearm_and_hand(hand_from):
     """A wooden mannequin's arm: a ball at the elbow and at the wrist, each thinner than
     the pieces on either side. The wrist is the wrist ball's middle (0.84 of the path),
     though the ball is narrower than half the forearm and the hand lies past the wrist's
-    window; the elbow ball's end at the window's other edge is no wrist."""
+    window, and also where the hand is hardly longer than the ball (shortened by it); the
+    elbow ball's end at the window's other edge is no wrist."""
     x = lambda f: CHEST + f * (HAND_TIP - CHEST)  # noqa: E731
     V, F = merge(tube(line(CHEST - [0, 0, 0.3], CHEST + [0, 0, 0.1]), radius=0.1, sides=16),
                  tube(line(x(0.16), x(0.56)), radius=0.04, sides=16), ball(x(0.60), 0.014),
                  tube(line(x(0.64), x(0.80)), radius=0.04, sides=16), ball(x(0.84), 0.014),
-                 tube(line(x(0.89), HAND_TIP), radius=0.035, sides=16))
+                 tube(line(x(hand_from), HAND_TIP), radius=0.035, sides=16))
     path = CHEST + np.linspace(0.0, 1.0, 101)[:, None] * (HAND_TIP - CHEST)
     point, how = landmark_cues.wrist(V, F, vertex_components(len(V), F)[1], path, 0.78)
     assert how == "gap"
