@@ -11,7 +11,7 @@ family), the default model is fine-tuned on A alone (Train Skin's settings, a co
 learning rate, no early stop) and B's own L1 is read after every epoch. The best epoch for
 B, chosen by looking at B, is a bound no gate or epoch count that sees only the folder can
 beat. L1 is the training's candidate-space L1 (models/skin_default.md); the full pipeline's
-(bench/skin.py) follows it to within a few hundredths on these pairs.
+(bench/skin.py) follows it to within 0.07 on these pairs.
 Output: bench/results/skin_sibling_bound.md.
 """
 from __future__ import annotations
