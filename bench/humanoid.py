@@ -45,6 +45,13 @@ surface within SOLE_REACH sideways of the joint), per family (median, range): wh
 ankle's cap is measured against (docs/auto_skeleton.md#ankles-over-the-sole). Records up
 +Z whose feet the rig names.
 
+--knee-share JSON [JSON ...]: the knee's share of the way from hip socket to ankle
+(core/rig/humanoid/skeleton.py KNEE_SHARE), chosen leave-one-studio-out from results of
+this script (as modelled and made over: their "knees", the knees no cue placed): for each
+studio left out, the share that the other studios' mean error (over every file given)
+is least for, and that studio's error there; 0 A.D.'s knees (a convention) apart
+(docs/auto_skeleton.md#knees-between-hip-and-ankle).
+
 --calibrate-fingers: the artists' digit joints as signed fractions of Bonesmith's digit
 centre lines (core/rig/fingers.py's JOINTS; negative: into the palm), each artist digit's
 last joints against ours from the tip back, median per family (mpfb_, quatU_ men, quatU_
@@ -254,7 +261,61 @@ def run(path: Path, arms_down: float | None = None, legs: float | None = None,
         ours = {role[-2:] for role in mine if role.startswith("index1")}
         out["hands"] = (len(ours & artist), len(artist), len(ours - artist))
         out["fingers"] = finger_errors(mine, digits, out["sides_swapped"], diag)
+        out["knees"] = knee_shares(mine, theirs, out["cues"], diag)
     return out
+
+
+def knee_shares(mine: dict, theirs: dict, cues: dict, diag: float) -> dict:
+    """side -> (the artist's knee's share of Bonesmith's hip socket -> ankle, Bonesmith's
+    knee's, that line's length and Bonesmith's knee's error across it in % of the
+    diagonal, the KNEE_SHARE it was placed with) for the knees placed by their proportion
+    (--knee-share)."""
+    from bonesmith.core.rig.humanoid.skeleton import KNEE_SHARE
+
+    out = {}
+    for side in (".L", ".R"):
+        roles = ("thigh" + side, "shin" + side, "foot" + side)
+        if cues.get("knee" + side) != "proportion" or not all(r in mine for r in roles) or roles[1] not in theirs:
+            continue
+        hip, knee, ankle = (np.asarray(mine[r], dtype=float) for r in roles)
+        length = float(np.linalg.norm(ankle - hip))
+        u = (ankle - hip) / length
+        miss = knee - theirs[roles[1]]
+        out[side] = (float((theirs[roles[1]] - hip) @ u / length), float((knee - hip) @ u / length),
+                     length / diag * 100, float(np.linalg.norm(miss - (miss @ u) * u) / diag * 100), KNEE_SHARE)
+    return out
+
+
+KNEE_SHARES = np.round(np.arange(0.36, 0.561, 0.01), 2)
+
+
+def knee_share_table(files: list) -> str:
+    """Leave-one-studio-out choice of the knee's share of hip socket -> ankle (--knee-share)."""
+    runs = [json.loads(Path(f).read_text()) for f in files]
+    studios = sorted({r["record"].split("_")[0] + "_" for rs in runs for r in rs if r.get("knees")}
+                     - {s for s, roles in CONVENTIONS.items() if "shin" in roles})
+    # error[run][studio]: (now, per share) mean over that studio's knees at their proportion
+    error = [{s: [] for s in studios} for _ in runs]
+    for table, rs in zip(error, runs):
+        for r in rs:
+            s = r["record"].split("_")[0] + "_"
+            for theirs, ours, length, across, share in (r.get("knees") or {}).values():
+                if s in table:     # another share moves the knee along the line by the difference
+                    table[s].append([np.hypot((ours + t - share - theirs) * length, across) for t in (share, *KNEE_SHARES)])
+    rows = []
+    for s in studios:
+        others = [np.mean([np.mean(e[o], axis=0)[1:] for e in error if e[o]], axis=0) for o in studios if o != s]
+        if not others:
+            continue
+        k = int(np.argmin(np.mean(others, axis=0)))
+        cells = [f"{np.mean(e[s], axis=0)[0]:.2f} → {np.mean(e[s], axis=0)[k + 1]:.2f} ({len(e[s])})" if e[s] else "–"
+                 for e in error]
+        best = KNEE_SHARES[int(np.argmin(np.mean([np.mean(e[s], axis=0)[1:] for e in error if e[s]], axis=0)))]
+        rows.append([s, f"{KNEE_SHARES[k]:.2f}", *cells, f"{best:.2f}"])
+    everyone = np.mean([np.mean([np.mean(e[s], axis=0)[1:] for e in error if e[s]], axis=0) for s in studios], axis=0)
+    rows.append(["all", f"{KNEE_SHARES[int(np.argmin(everyone))]:.2f}", *[""] * len(runs), ""])
+    return markdown_table(["studio left out", "share the others choose",
+                           *[f"{Path(f).stem}: now → held out (knees)" for f in files], "its own best"], rows)
 
 
 OTHER_SIDE = {".L": ".R", ".R": ".L"}
@@ -432,6 +493,7 @@ def main(argv=None) -> int:
     ap.add_argument("--calibrate-fingers", action="store_true")
     ap.add_argument("--hip-heights", action="store_true")
     ap.add_argument("--ankle-heights", action="store_true")
+    ap.add_argument("--knee-share", nargs="+", type=Path, default=None, metavar="JSON")
     ap.add_argument("--arms-down", type=float, default=None, metavar="DEG",
                     help="lower each character's arms with its artist's rig until they hang DEG degrees "
                          "below the horizontal (an A-pose; bench/repose.py) before rigging it")
@@ -451,6 +513,9 @@ def main(argv=None) -> int:
         args.out = RESULTS / ("humanoid" + (f"_arms{args.arms_down:g}" if args.arms_down else "")
                               + (f"_legs{args.legs_apart:g}" if args.legs_apart else "")
                               + (f"_head{scales[0]:g}_leg{scales[1]:g}" if scales else "") + ".md")
+    if args.knee_share:
+        print(knee_share_table(args.knee_share))
+        return 0
     cats = categories(args.data)
     prefixes = tuple(p for p in args.only.split(",") if p)
     paths = [p for p in sorted(args.data.glob("*.npz")) if p.stem.startswith(prefixes) and p.stem in cats]

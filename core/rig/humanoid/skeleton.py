@@ -81,6 +81,10 @@ DIGIT_ROLES = tuple(f"{digit}{k}" for digit in fingers.NAMES for k in (1, 2, 3))
 PARENTS.update({f"{digit}{k}": (f"{digit}{k - 1}" if k > 1 else "hand") for digit in fingers.NAMES for k in (1, 2, 3)})
 PALMS = {"index": "palm1", "thumb": "palm1", "middle": "palm2", "ring": "palm3", "pinky": "palm4"}
 SIDED = {"shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe", *DIGIT_ROLES}
+# The knee's proportion: this share of the way from the hip socket to the ankle along the
+# leg path (0.02 + 0.45 x 0.78 = the LANDMARKS 0.37 where the ankle is its proportion);
+# chosen leave-one-studio-out, docs/auto_skeleton.md#knees-between-hip-and-ankle.
+KNEE_SHARE = 0.45
 THIGH_AXIS = 0.2          # the hip socket lies on the line knee -> this share of the leg path (sideways)
 
 
@@ -110,10 +114,12 @@ def standard_joints(humanoid: Humanoid) -> dict:
             own = _neck_and_skull_base(humanoid.paths["head"], humanoid.vertices, faces)[1]
             if not np.allclose(own, out["head"]):
                 out["spine_top"] = own
+    for side in (".L", ".R"):
+        out["foot" + side], humanoid.cues["foot" + side] = _ankle(humanoid, side, out["foot" + side], parts)
+        out["shin" + side] = point_at(humanoid.paths["leg" + side], _knee_fraction(humanoid, side, out["foot" + side]))
     if meshed:
         _limb_joints(out, humanoid, parts)
     for side in (".L", ".R"):
-        out["foot" + side], humanoid.cues["foot" + side] = _ankle(humanoid, side, out["foot" + side], parts)
         humanoid.cues["thigh" + side] = ("proportion" if humanoid.hidden_legs else
                                          "crotch" if humanoid.hips_at_crotch else "leg axis")
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
@@ -219,7 +225,7 @@ def _limb_joints(out, humanoid, parts):
     if not humanoid.hidden_legs:
         for side in (".L", ".R"):
             out["shin" + side], humanoid.cues["shin" + side] = landmark_cues.middle_joint(
-                V, F, parts, humanoid.paths["leg" + side], "leg", FRACTION["shin"])
+                V, F, parts, humanoid.paths["leg" + side], "leg", _knee_fraction(humanoid, side, out["foot" + side]))
     for side in (".L", ".R"):
         path = humanoid.paths["arm" + side]
         out["hand" + side], humanoid.cues["hand" + side] = landmark_cues.wrist(V, F, parts, path, FRACTION["hand"])
@@ -236,6 +242,16 @@ def _limb_joints(out, humanoid, parts):
     if humanoid.symmetric:
         for role in ("shin", "upper_arm", "forearm", "hand"):
             _mirror_pair(out, humanoid.cues, role)
+
+
+def _knee_fraction(humanoid: Humanoid, side: str, ankle) -> float:
+    """The knee's proportion of the leg path: KNEE_SHARE of the way from the hip socket to
+    the ankle the leg shows, so the foot's length does not move it (a chibi's big feet, a
+    toon's boots); legs hidden under a robe keep the LANDMARKS fraction."""
+    if humanoid.hidden_legs:
+        return FRACTION["shin"]
+    hip = FRACTION["thigh"]
+    return hip + KNEE_SHARE * (fraction_of(humanoid.paths["leg" + side], ankle) - hip)
 
 
 def _mirror_pair(out, cues, role):
