@@ -289,9 +289,10 @@ def knee_shares(mine: dict, theirs: dict, cues: dict, diag: float) -> dict:
 KNEE_SHARES = np.round(np.arange(0.36, 0.561, 0.01), 2)
 
 
-def knee_share_table(files: list) -> str:
-    """Leave-one-studio-out choice of the knee's share of hip socket -> ankle (--knee-share)."""
-    runs = [json.loads(Path(f).read_text()) for f in files]
+def knee_share_table(files: list, cats: dict) -> str:
+    """Leave-one-studio-out choice of the knee's share of hip socket -> ankle (--knee-share),
+    over the humans (`cats`: record -> MANIFEST category)."""
+    runs = [[r for r in json.loads(Path(f).read_text()) if cats.get(r["record"]) == "humanoid"] for f in files]
     studios = sorted({r["record"].split("_")[0] + "_" for rs in runs for r in rs if r.get("knees")}
                      - {s for s, roles in CONVENTIONS.items() if "shin" in roles})
     # error[run][studio]: (now, per share) mean over that studio's knees at their proportion
@@ -513,10 +514,10 @@ def main(argv=None) -> int:
         args.out = RESULTS / ("humanoid" + (f"_arms{args.arms_down:g}" if args.arms_down else "")
                               + (f"_legs{args.legs_apart:g}" if args.legs_apart else "")
                               + (f"_head{scales[0]:g}_leg{scales[1]:g}" if scales else "") + ".md")
-    if args.knee_share:
-        print(knee_share_table(args.knee_share))
-        return 0
     cats = categories(args.data)
+    if args.knee_share:
+        print(knee_share_table(args.knee_share, cats))
+        return 0
     prefixes = tuple(p for p in args.only.split(",") if p)
     paths = [p for p in sorted(args.data.glob("*.npz")) if p.stem.startswith(prefixes) and p.stem in cats]
     with ProcessPoolExecutor(args.jobs) as pool:

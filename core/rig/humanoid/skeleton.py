@@ -8,7 +8,8 @@ chest and chest -> head tip at fractions of their length (LANDMARKS; the proport
 the CC0 human rigs of the benchmark data, bench/humanoid.py), so the arm hangs from the
 shoulder in A-pose as in T-pose whatever the hands touch; the pelvis, spine, neck and head
 lie in the middle of the body's depth (SPINE_DEPTH, docs/auto_skeleton.md#spine-depth).
-Knees, elbows and wrists follow the limb's shape (landmark_cues.py), the skull base the neck's
+Knees, elbows and wrists follow the limb's shape (landmark_cues.py; a knee no cue places
+lies KNEE_SHARE of the way from the hip socket to the ankle), the skull base the neck's
 narrowing, and markers placed by the user win (markers.py). Hands whose fingers are
 modelled apart get a thumb and fingers, three joints each (fingers.py).
 """
