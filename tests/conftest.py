@@ -233,19 +233,20 @@ def tube(points, radius=0.04, sides=12):
     return V, np.array(F)
 
 
-def humanoid_arrays():
+def humanoid_arrays(foot: int = 0):
     """A blocky humanoid in a T-pose, one closed connected surface, about 1.9 units tall,
-    Z up, facing -Y: (V,3) float64, (F,3) int64."""
-    grid = np.zeros((36, 9, 38), dtype=bool)
+    Z up, facing -Y: (V,3) float64, (F,3) int64; with `foot` > 0, feet that many voxels
+    (0.05) long forward of its legs."""
+    grid = np.zeros((36, 9 + foot, 38), dtype=bool)
     boxes = [  # x, y, z ranges in voxels (x shifted by +10)
         ((14, 17), (3, 6), (0, 16)), ((19, 22), (3, 6), (0, 16)),   # legs
         ((13, 23), (2, 7), (16, 30)),                                # torso
         ((17, 19), (3, 6), (30, 32)), ((15, 21), (2, 7), (32, 38)),  # neck, head
         ((0, 13), (3, 6), (26, 29)), ((23, 36), (3, 6), (26, 29)),   # arms
-    ]
+    ] + ([((14, 17), (-foot, 3), (0, 2)), ((19, 22), (-foot, 3), (0, 2))] if foot else [])   # feet
     for (x0, x1), (y0, y1), (z0, z1) in boxes:
-        grid[x0:x1, y0:y1, z0:z1] = True
-    return voxel_mesh(grid, voxel=0.05, origin=(-0.9, -0.225, 0.0))
+        grid[x0:x1, y0 + foot:y1 + foot, z0:z1] = True
+    return voxel_mesh(grid, voxel=0.05, origin=(-0.9, -0.225 - 0.05 * foot, 0.0))
 
 
 def shoal_arrays():

@@ -252,19 +252,6 @@ def test_legs_hidden_under_a_robe_get_their_hips_at_the_waist():
     assert not body.hidden_legs
 
 
-def footed_humanoid(foot: int):
-    """humanoid_arrays' body with feet `foot` voxels (0.05) long forward of its legs."""
-    grid = np.zeros((36, 9 + foot, 38), dtype=bool)
-    boxes = [((14, 17), (3, 6), (0, 16)), ((19, 22), (3, 6), (0, 16)),       # legs
-             ((13, 23), (2, 7), (16, 30)), ((17, 19), (3, 6), (30, 32)),     # torso, neck
-             ((15, 21), (2, 7), (32, 38)),                                   # head
-             ((0, 13), (3, 6), (26, 29)), ((23, 36), (3, 6), (26, 29)),      # arms
-             ((14, 17), (-foot, 3), (0, 2)), ((19, 22), (-foot, 3), (0, 2))]  # feet, toward -y
-    for (x0, x1), (y0, y1), (z0, z1) in boxes:
-        grid[x0:x1, y0 + foot:y1 + foot, z0:z1] = True
-    return voxel_mesh(grid, voxel=0.05, origin=(-0.9, -0.225 - 0.05 * foot, 0.0))
-
-
 def test_a_knee_at_its_proportion_stays_when_the_feet_grow():
     """A knee no cue places lies a share of the way from the hip socket to the ankle, not
     of the hip -> toe tip path: with feet 0.1 -> 0.45 long (a chibi's, a boot's) it went
@@ -272,7 +259,7 @@ def test_a_knee_at_its_proportion_stays_when_the_feet_grow():
     (docs/auto_skeleton.md#knees-between-hip-and-ankle)."""
     knees = []
     for foot in (2, 9):
-        sk = extract_skeleton(*footed_humanoid(foot), naming="mixamo")
+        sk = extract_skeleton(*humanoid_arrays(foot), naming="mixamo")
         assert sk.info["humanoid"] and sk.info["landmark_cues"]["knee.L"] == "proportion"
         assert sk.info["landmark_cues"]["ankle.L"] == "turn"
         landmarks = sk.info["landmarks"]
