@@ -303,17 +303,17 @@ def knee_share_table(files: list, cats: dict) -> str:
             for theirs, ours, length, across, share in (r.get("knees") or {}).values():
                 if s in table:     # another share moves the knee along the line by the difference
                     table[s].append([np.hypot((ours + t - share - theirs) * length, across) for t in (share, *KNEE_SHARES)])
+    curve = [{s: np.mean(e[s], axis=0) for s in studios if e[s]} for e in error]   # (now, per share)
+    studio_curve = {s: np.mean([c[s][1:] for c in curve if s in c], axis=0) for s in studios}
     rows = []
     for s in studios:
-        others = [np.mean([np.mean(e[o], axis=0)[1:] for e in error if e[o]], axis=0) for o in studios if o != s]
+        others = [studio_curve[o] for o in studios if o != s]
         if not others:
             continue
         k = int(np.argmin(np.mean(others, axis=0)))
-        cells = [f"{np.mean(e[s], axis=0)[0]:.2f} → {np.mean(e[s], axis=0)[k + 1]:.2f} ({len(e[s])})" if e[s] else "–"
-                 for e in error]
-        best = KNEE_SHARES[int(np.argmin(np.mean([np.mean(e[s], axis=0)[1:] for e in error if e[s]], axis=0)))]
-        rows.append([s, f"{KNEE_SHARES[k]:.2f}", *cells, f"{best:.2f}"])
-    everyone = np.mean([np.mean([np.mean(e[s], axis=0)[1:] for e in error if e[s]], axis=0) for s in studios], axis=0)
+        cells = [f"{c[s][0]:.2f} → {c[s][k + 1]:.2f} ({len(e[s])})" if s in c else "–" for c, e in zip(curve, error)]
+        rows.append([s, f"{KNEE_SHARES[k]:.2f}", *cells, f"{KNEE_SHARES[int(np.argmin(studio_curve[s]))]:.2f}"])
+    everyone = np.mean([studio_curve[s] for s in studios], axis=0)
     rows.append(["all", f"{KNEE_SHARES[int(np.argmin(everyone))]:.2f}", *[""] * len(runs), ""])
     return markdown_table(["studio left out", "share the others choose",
                            *[f"{Path(f).stem}: now → held out (knees)" for f in files], "its own best"], rows)

@@ -115,11 +115,13 @@ def standard_joints(humanoid: Humanoid) -> dict:
             own = _neck_and_skull_base(humanoid.paths["head"], humanoid.vertices, faces)[1]
             if not np.allclose(own, out["head"]):
                 out["spine_top"] = own
+    knees = {}
     for side in (".L", ".R"):
         out["foot" + side], humanoid.cues["foot" + side] = _ankle(humanoid, side, out["foot" + side], parts)
-        out["shin" + side] = point_at(humanoid.paths["leg" + side], _knee_fraction(humanoid, side, out["foot" + side]))
+        knees[side] = _knee_fraction(humanoid, side, out["foot" + side])
+        out["shin" + side] = point_at(humanoid.paths["leg" + side], knees[side])
     if meshed:
-        _limb_joints(out, humanoid, parts)
+        _limb_joints(out, humanoid, parts, knees)
     for side in (".L", ".R"):
         humanoid.cues["thigh" + side] = ("proportion" if humanoid.hidden_legs else
                                          "crotch" if humanoid.hips_at_crotch else "leg axis")
@@ -216,8 +218,9 @@ def _neck_below(path, head: float):
     return point_at(path, head * FRACTION["neck"] / FRACTION["head"])
 
 
-def _limb_joints(out, humanoid, parts):
-    """Knees and elbows by the strongest cue the limb shows (landmark_cues.middle_joint),
+def _limb_joints(out, humanoid, parts, knees):
+    """Knees and elbows by the strongest cue the limb shows (landmark_cues.middle_joint;
+    `knees`: side -> the knee's proportion of the leg path, _knee_fraction),
     wrists at the narrowing before the hand (landmark_cues.wrist), shoulder sockets at the
     torso's edge where their proportion lies deep inside it (landmark_cues.shoulder; the
     elbow's proportion is then halfway from the socket to the wrist); humanoid.cues records
@@ -226,7 +229,7 @@ def _limb_joints(out, humanoid, parts):
     if not humanoid.hidden_legs:
         for side in (".L", ".R"):
             out["shin" + side], humanoid.cues["shin" + side] = landmark_cues.middle_joint(
-                V, F, parts, humanoid.paths["leg" + side], "leg", _knee_fraction(humanoid, side, out["foot" + side]))
+                V, F, parts, humanoid.paths["leg" + side], "leg", knees[side])
     for side in (".L", ".R"):
         path = humanoid.paths["arm" + side]
         out["hand" + side], humanoid.cues["hand" + side] = landmark_cues.wrist(V, F, parts, path, FRACTION["hand"])
