@@ -999,6 +999,8 @@ def test_a_skeleton_of_separate_bones_is_a_humanoid_without_bones_in_its_ribs():
     for side, sign in ((".L", 1.0), (".R", -1.0)):
         assert sk.info["landmark_cues"]["elbow" + side] == "gap"
         assert abs(sk.info["landmarks"]["elbow" + side][0] - 1.49 * sign) < 0.05
+        # no hand in the mesh: the wrist lies on the forearm, not on the elbow's gap (1.48 before)
+        assert 1.7 < sk.info["landmarks"]["wrist" + side][0] * sign < 2.3
 
 
 def shoal(n_x=4, n_y=3, spacing=1.6):

@@ -220,11 +220,11 @@ def _neck_below(path, head: float):
 
 def _limb_joints(out, humanoid, parts, knees):
     """Knees and elbows by the strongest cue the limb shows (landmark_cues.middle_joint;
-    `knees`: side -> the knee's proportion of the leg path, _knee_fraction),
-    wrists at the narrowing before the hand (landmark_cues.wrist), shoulder sockets at the
-    torso's edge where their proportion lies deep inside it (landmark_cues.shoulder; the
-    elbow's proportion is then halfway from the socket to the wrist); humanoid.cues records
-    which cue placed each."""
+    `knees`: side -> the knee's proportion of the leg path, _knee_fraction), wrists at
+    the narrowing before the hand (landmark_cues.wrist) and beyond the elbow
+    (_beyond_the_elbow), shoulder sockets at the torso's edge where their proportion lies
+    deep inside it (landmark_cues.shoulder; the elbow's proportion is then halfway from
+    the socket to the wrist); humanoid.cues records which cue placed each."""
     V, F = humanoid.vertices, humanoid.faces
     if not humanoid.hidden_legs:
         for side in (".L", ".R"):
@@ -240,12 +240,27 @@ def _limb_joints(out, humanoid, parts, knees):
             elbow = (socket + fraction_of(path, out["hand" + side])) / 2
         out["forearm" + side], humanoid.cues["forearm" + side] = landmark_cues.middle_joint(
             V, F, parts, path, "arm", elbow)
+        wrist = _beyond_the_elbow(path, out["forearm" + side], out["hand" + side])
+        if wrist is not None:
+            out["hand" + side], humanoid.cues["hand" + side] = wrist, "proportion"
         ball = landmark_cues.socket_ball(V, F, parts, out["upper_arm" + side], out["forearm" + side])
         if ball is not None:
             out["upper_arm" + side], humanoid.cues["upper_arm" + side] = ball, "ball"
     if humanoid.symmetric:
         for role in ("shin", "upper_arm", "forearm", "hand"):
             _mirror_pair(out, humanoid.cues, role)
+
+
+def _beyond_the_elbow(path, elbow, wrist):
+    """None for a wrist beyond the elbow on the arm path; else a wrist as far from the
+    elbow, in the share of the rest of the path, as the LANDMARKS proportions put it. A
+    cue can take the elbow's gap for the wrist where the hand is not on the path (a
+    skeleton's arm ends at its forearm, the hand's small bones too short for the tree)."""
+    at = fraction_of(path, elbow)
+    if fraction_of(path, wrist) > at + landmark_cues.STEP:
+        return None
+    rest = (FRACTION["hand"] - FRACTION["forearm"]) / (1.0 - FRACTION["forearm"])
+    return point_at(path, at + rest * (1.0 - at))
 
 
 def _knee_fraction(humanoid: Humanoid, side: str, ankle) -> float:
