@@ -913,6 +913,17 @@ def test_a_chibi_ragdolls_short_thighs_sunk_into_its_pelvis_still_carry_its_shin
         assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
 
 
+def test_a_ragdolls_hip_is_no_lower_than_the_top_of_its_thigh_piece():
+    """Long legs, a big head, arms lowered: the hips went to the crotch, the pelvis
+    piece's underside, where the thigh pieces reach higher up into it (4.0 % of the
+    diagonal off); a segmented thigh's top is the lowest the hip socket can be."""
+    (V, F), J = ragdoll(0.7, head=2.5, legs=1.2, gap=0.03)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and sk.info["landmark_cues"]["hip.L"] == "thigh top"
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    assert np.linalg.norm(np.asarray(sk.info["landmarks"]["hip.L"]) - J["hip"]) < 0.015 * diagonal
+
+
 def test_a_wooden_mannequins_knees_and_elbows_are_its_ball_joints():
     """An artist's wooden mannequin: a ball between the segments at each knee and elbow.
     The sections go thigh -> ball -> shin; the joint is the ball's middle, not where the

@@ -270,6 +270,24 @@ def head_piece(V, F, parts, path):
     return float(above[0] / 200) if len(above) and 0 < above[0] < 200 else None
 
 
+def limb_top(V, F, parts, socket, joint):
+    """The point on the line joint -> socket level with the top of a segmented thigh's
+    piece, where that lies beyond the socket (a wooden mannequin's thigh sunk into its
+    pelvis, its hip's ball inside it), or None. The piece is the one the section halfway
+    from the socket to the knee (`joint`) winds around, on one side of the plane of
+    symmetry (trousers around both legs, a body: no piece)."""
+    socket, joint = np.asarray(socket, float), np.asarray(joint, float)
+    length = np.linalg.norm(socket - joint)
+    if length < 1e-12:
+        return None
+    axis = (socket - joint) / length
+    limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
+    if not limb.around or limb.part < 0 or _both_sides(V[parts == limb.part]):
+        return None
+    beyond = (V[parts == limb.part] @ axis).max() - socket @ axis
+    return socket + beyond * axis if beyond > 0 else None
+
+
 def socket_ball(V, F, parts, socket, joint):
     """The centre of a ball sunk into the pelvis at the top of a segmented thigh (a wooden
     mannequin's hip; with the elbow as `joint`, into the chest at the upper arm's inner

@@ -132,8 +132,12 @@ def standard_joints(humanoid: Humanoid) -> dict:
                                                  point_at(humanoid.paths["leg" + side], THIGH_AXIS))
             ball = None if parts is None else landmark_cues.socket_ball(
                 humanoid.vertices, humanoid.faces, parts, out["thigh" + side], out["shin" + side])
+            top = None if parts is None or ball is not None else landmark_cues.limb_top(
+                humanoid.vertices, humanoid.faces, parts, out["thigh" + side], out["shin" + side])
             if ball is not None:
                 out["thigh" + side], humanoid.cues["thigh" + side] = ball, "ball"
+            elif top is not None:
+                out["thigh" + side], humanoid.cues["thigh" + side] = top, "thigh top"
     if humanoid.symmetric:
         _mirror_pair(out, humanoid.cues, "foot")
     if humanoid.vertices is not None:
