@@ -272,43 +272,34 @@ def head_piece(V, F, parts, path):
 
 def limb_top(V, F, parts, socket, joint):
     """The point on the line joint -> socket level with the top of a segmented thigh's
-    piece, where that lies beyond the socket (a wooden mannequin's thigh sunk into its
-    pelvis, its hip's ball inside it), or None. The piece is the one the section halfway
-    from the socket to the knee (`joint`) winds around, on one side of the plane of
-    symmetry (trousers around both legs, a body: no piece)."""
-    socket, joint = np.asarray(socket, float), np.asarray(joint, float)
-    length = np.linalg.norm(socket - joint)
-    if length < 1e-12:
+    piece, where that lies beyond the socket (a ragdoll's thigh reaching up into its
+    pelvis piece above the crotch), or None; the piece as `_limb_piece` finds it.
+    docs/auto_skeleton.md#segmented-mannequins"""
+    found = _limb_piece(V, F, parts, socket, joint)
+    if found is None:
         return None
-    axis = (socket - joint) / length
-    limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
-    if not limb.around or limb.part < 0 or _both_sides(V[parts == limb.part]):
-        return None
-    beyond = (V[parts == limb.part] @ axis).max() - socket @ axis
+    part, axis = found
+    socket = np.asarray(socket, float)
+    beyond = (V[parts == part] @ axis).max() - socket @ axis
     return socket + beyond * axis if beyond > 0 else None
 
 
 def socket_ball(V, F, parts, socket, joint):
     """The centre of a ball sunk into the pelvis at the top of a segmented thigh (a wooden
     mannequin's hip; with the elbow as `joint`, into the chest at the upper arm's inner
-    end: its shoulder), or None. The thigh's piece is the one the section halfway from the
-    socket to the knee (`joint`) winds around; the ball is the only separate round piece
-    (extents within ROUND of each other) whose centre lies on the thigh's axis (the line
-    through the thigh's piece along joint -> socket, within half the ball's radius) beyond
-    that piece's end, its nearest point within the piece's radius of the end, no wider than
-    the piece across the axis (a joint piece, not a pelvis); the piece and the ball each on
-    one side of the plane of symmetry (trousers around both legs are no thigh, a head
-    above them no ball; a robot kitbashed of small boxes has several such pieces).
+    end: its shoulder), or None. The thigh's piece as `_limb_piece` finds it; the ball is
+    the only separate round piece (extents within ROUND of each other) whose centre lies
+    on the thigh's axis (the line through the thigh's piece along joint -> socket, within
+    half the ball's radius) beyond that piece's end, its nearest point within the piece's
+    radius of the end, no wider than the piece across the axis (a joint piece, not a
+    pelvis), on one side of the plane of symmetry (a head above the thighs is no ball; a
+    robot kitbashed of small boxes has several such pieces).
     docs/auto_skeleton.md#wooden-mannequins"""
-    socket, joint = np.asarray(socket, float), np.asarray(joint, float)
-    length = np.linalg.norm(socket - joint)
-    if length < 1e-12:
+    found = _limb_piece(V, F, parts, socket, joint)
+    if found is None:
         return None
-    axis = (socket - joint) / length
-    limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
-    if not limb.around or limb.part < 0 or _both_sides(V[parts == limb.part]):
-        return None
-    thigh = V[parts == limb.part]
+    part, axis = found
+    thigh = V[parts == part]
     top = (thigh @ axis).max()
     lo, hi = component_boxes(V, parts, np.arange(parts.max() + 1))
     extent, centre, radius = hi - lo, (hi + lo) / 2, (hi - lo).max(axis=1) / 2
@@ -316,9 +307,24 @@ def socket_ball(V, F, parts, socket, joint):
     balls = ((extent.max(axis=1) <= ROUND * extent.min(axis=1)) & (centre @ axis > top)
              & (lo[:, 0] * hi[:, 0] >= 0) & (2 * radius <= breadth)
              & (off_axis(centre - thigh.mean(axis=0), axis) <= radius / 2))
-    balls[limb.part] = False
+    balls[part] = False
     balls = [p for p in np.flatnonzero(balls) if abs((V[parts == p] @ axis).min() - top) <= breadth / 2]
     return centre[balls[0]] if len(balls) == 1 else None
+
+
+def _limb_piece(V, F, parts, socket, joint):
+    """(part, unit axis joint -> socket) of a segmented limb's piece next to its socket:
+    the part the section halfway from the socket to `joint` (the knee, the elbow) winds
+    around, on one side of the plane of symmetry (trousers around both legs, a body: no
+    piece); or None."""
+    socket, joint = np.asarray(socket, float), np.asarray(joint, float)
+    length = np.linalg.norm(socket - joint)
+    if length < 1e-12:
+        return None
+    limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
+    if not limb.around or limb.part < 0 or _both_sides(V[parts == limb.part]):
+        return None
+    return limb.part, (socket - joint) / length
 
 
 def ankle(path, proportion: float):

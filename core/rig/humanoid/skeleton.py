@@ -130,14 +130,12 @@ def standard_joints(humanoid: Humanoid) -> dict:
         if not humanoid.hidden_legs:
             out["thigh" + side] = _on_thigh_axis(out["thigh" + side], out["shin" + side],
                                                  point_at(humanoid.paths["leg" + side], THIGH_AXIS))
-            ball = None if parts is None else landmark_cues.socket_ball(
-                humanoid.vertices, humanoid.faces, parts, out["thigh" + side], out["shin" + side])
-            top = None if parts is None or ball is not None else landmark_cues.limb_top(
-                humanoid.vertices, humanoid.faces, parts, out["thigh" + side], out["shin" + side])
-            if ball is not None:
-                out["thigh" + side], humanoid.cues["thigh" + side] = ball, "ball"
-            elif top is not None:
-                out["thigh" + side], humanoid.cues["thigh" + side] = top, "thigh top"
+            for cue, find in (("ball", landmark_cues.socket_ball), ("thigh top", landmark_cues.limb_top)):
+                point = None if parts is None else find(
+                    humanoid.vertices, humanoid.faces, parts, out["thigh" + side], out["shin" + side])
+                if point is not None:
+                    out["thigh" + side], humanoid.cues["thigh" + side] = point, cue
+                    break
     if humanoid.symmetric:
         _mirror_pair(out, humanoid.cues, "foot")
     if humanoid.vertices is not None:
@@ -258,8 +256,8 @@ def _limb_joints(out, humanoid, parts, knees):
 def _beyond_the_elbow(path, elbow, wrist):
     """None for a wrist beyond the elbow on the arm path; else a wrist as far from the
     elbow, in the share of the rest of the path, as the LANDMARKS proportions put it. A
-    cue can take the elbow's gap for the wrist where the hand is not on the path (a
-    skeleton's arm ends at its forearm, the hand's small bones too short for the tree)."""
+    cue can take the elbow's gap for the wrist where no hand ends the path (a skeleton
+    modelled without hands: its arm ends at the forearm)."""
     at = fraction_of(path, elbow)
     if fraction_of(path, wrist) > at + landmark_cues.STEP:
         return None
