@@ -130,12 +130,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
         if not humanoid.hidden_legs:
             out["thigh" + side] = _on_thigh_axis(out["thigh" + side], out["shin" + side],
                                                  point_at(humanoid.paths["leg" + side], THIGH_AXIS))
-            for cue, find in (("ball", landmark_cues.socket_ball), ("thigh top", landmark_cues.limb_top)):
-                point = None if parts is None else find(
-                    humanoid.vertices, humanoid.faces, parts, out["thigh" + side], out["shin" + side])
-                if point is not None:
-                    out["thigh" + side], humanoid.cues["thigh" + side] = point, cue
-                    break
+            _segmented_hip(out, humanoid, parts, side)
     if humanoid.symmetric:
         _mirror_pair(out, humanoid.cues, "foot")
     if humanoid.vertices is not None:
@@ -251,6 +246,20 @@ def _limb_joints(out, humanoid, parts, knees):
     if humanoid.symmetric:
         for role in ("shin", "upper_arm", "forearm", "hand"):
             _mirror_pair(out, humanoid.cues, role)
+
+
+def _segmented_hip(out, humanoid, parts, side):
+    """A segmented thigh's hip socket: its ball's centre ("ball"), else no lower than the
+    top of its piece ("thigh top"; landmark_cues.socket_ball, limb_top); `parts`: each
+    vertex's part, or None without the mesh."""
+    if parts is None:
+        return
+    args = (humanoid.vertices, humanoid.faces, parts, out["thigh" + side], out["shin" + side])
+    for cue, find in (("ball", landmark_cues.socket_ball), ("thigh top", landmark_cues.limb_top)):
+        point = find(*args)
+        if point is not None:
+            out["thigh" + side], humanoid.cues["thigh" + side] = point, cue
+            return
 
 
 def _beyond_the_elbow(path, elbow, wrist):
