@@ -967,6 +967,29 @@ def test_a_wooden_mannequin_with_its_pieces_apart_keeps_its_hands_and_hangs_from
         assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
 
 
+@pytest.mark.parametrize("arms_down, head", [(0.0, 1.0), (0.7, 2.5)])
+def test_a_wooden_chibis_knee_and_hip_are_its_balls_though_its_thighs_are_shorter_than_them(arms_down, head):
+    """Legs half a human's, a ball at every joint: each thigh piece is shorter than its
+    knee's ball and sunk into the pelvis above the crotch. The sections from the hip go
+    thigh -> ball -> shin, the ball a joint by its roundness (by length it is none), and
+    with the knee in its ball the thigh's piece is looked for on up past it, to the hip's
+    ball beyond its top (docs/auto_skeleton.md#wooden-mannequins). Before, the knees lay
+    where the ball meets the shin (1.7-2.0 % of the diagonal off) and the hips at the
+    crotch (4.0-4.6 %)."""
+    (V, F), J = ragdoll(arms_down, head=head, legs=0.5, gap=0.054)
+    balls = [ellipsoid(J[name] * [side, 1.0, 1.0], [r, r, r], 4) for side in (1.0, -1.0)
+             for name, r in (("hip", 0.036), ("knee", 0.03), ("ankle", 0.024), ("shoulder", 0.027), ("elbow", 0.024),
+                             ("wrist", 0.018))]
+    V, F = merge((V, F), *balls)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"]
+    assert sk.info["landmark_cues"]["hip.L"] == "ball" and sk.info["landmark_cues"]["knee.L"] == "gap"
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    for marker, most in (("hip", 0.005), ("knee", 0.005)):
+        off = np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) / diagonal
+        assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
+
+
 def test_the_crotch_is_found_through_a_vertex_right_between_the_legs():
     """A ragdoll's round pelvis piece has a vertex (its pole) right between the legs: the
     ray up from the floor there slipped between the triangles around it on 4 of these

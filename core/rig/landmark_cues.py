@@ -7,7 +7,7 @@
    (a knee or an elbow bent in the rest pose, not a curve);
 2. a gap: in a segmented body (one separate part per segment) the section moves from
    one mesh part to the next there, the two parts meeting end to end (or through a short
-   piece between them, a wooden mannequin's ball: its middle);
+   piece or a ball between them, a wooden mannequin's ball: its middle);
 3. a knee only: a kneecap, where the leg's front recedes most steeply below it to the
    shin (its lower edge), by a clear share of the leg's thickness, more steeply than
    anywhere just above or below (the thigh's taper from the hip, the shin's to the ankle)
@@ -73,6 +73,7 @@ LEG_RADIUS = (0.3, 0.6)   # the leg's radius: the median section over this share
 TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the path
 SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this many forearm radii is no socket
 ROUND = 1.3               # a socket's ball: its longest extent at most this x its shortest
+PIECE_SEARCH = (0.5, 0.75, 1.0, 1.25, 1.5)   # shares of joint -> socket (and beyond) searched for a limb's top piece
 HEAD_ON_TORSO = 0.005     # a head piece whose lowest point lies this share of the height from the torso piece's top sits on it
 
 
@@ -80,14 +81,23 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     """(point (3,), cue name) of a limb's middle joint: "bend", "gap", for a knee
     "kneecap", or "proportion" (see the module)."""
     (lo, hi), (start, end) = LIMBS[limb]
-    fractions = np.arange(start, end + 1e-9, STEP)
+    # the gap's sections reach back to the path's start (in steps counted back from
+    # `start`, so that the own range's stay put), so that a joint piece at the limb's top
+    # is seen with the parts on both sides of it; the bend and the kneecap read their own
+    before = start - STEP * np.arange(round(start / STEP), 0, -1)
+    fractions = np.concatenate([before, np.arange(start, end + 1e-9, STEP)])
     centres, radii, part, fronts, backs = _cut(V, F, parts, path, fractions)
     window = (fractions >= lo) & (fractions <= hi)
-    for cue, pick in (("bend", _bend), ("gap", _gap)):
-        point = pick(fractions, centres, radii, part, window, proportion, V, parts)
-        if point is not None:
-            return point, cue
-    point = _kneecap(fractions, centres, radii, part, fronts, backs) if limb == "leg" else None
+    own = np.arange(len(fractions)) >= len(before)
+    first = len(before)
+    point = _bend(fractions[own], centres[own], radii[own], part[own], window[own], proportion, V, parts)
+    if point is not None:
+        return point, "bend"
+    point = _gap(fractions, centres, radii, part, window, proportion, V, parts, ends=(first, -1))
+    if point is not None:
+        return point, "gap"
+    if limb == "leg":
+        point = _kneecap(fractions[own], centres[own], radii[own], part[own], fronts[own], backs[own])
     if point is not None:
         return point, "kneecap"
     return point_at(path, proportion), "proportion"
@@ -316,15 +326,21 @@ def _limb_piece(V, F, parts, socket, joint):
     """(part, unit axis joint -> socket) of a segmented limb's piece next to its socket:
     the part the section halfway from the socket to `joint` (the knee, the elbow) winds
     around, on one side of the plane of symmetry (trousers around both legs, a body: no
-    piece); or None."""
+    piece); or None. Where the joint lies in a ball (a wooden mannequin's knee), the first
+    such part other than the ball at PIECE_SEARCH shares of the way, on beyond the socket
+    (a chibi's thigh can be shorter than the ball and sunk into the pelvis above the crotch)."""
     socket, joint = np.asarray(socket, float), np.asarray(joint, float)
     length = np.linalg.norm(socket - joint)
     if length < 1e-12:
         return None
-    limb = sections.along(V, F, parts, np.array([joint, socket]), [0.5])[0]
-    if not limb.around or limb.part < 0 or _both_sides(V[parts == limb.part]):
-        return None
-    return limb.part, (socket - joint) / length
+    reach = max(PIECE_SEARCH)
+    line = np.array([joint, joint + reach * (socket - joint)])
+    at_joint, *found = sections.along(V, F, parts, line, np.array([0.0, *PIECE_SEARCH]) / reach)
+    ball = at_joint.part if at_joint.around and at_joint.part >= 0 and _round(V[parts == at_joint.part]) else None
+    for limb in found if ball is not None else found[:1]:
+        if limb.around and limb.part >= 0 and limb.part != ball and not _both_sides(V[parts == limb.part]):
+            return limb.part, (socket - joint) / length
+    return None
 
 
 def ankle(path, proportion: float):
@@ -448,9 +464,11 @@ def _joint_piece(V, parts, part, centres, k, j):
 def _balls(changes, V, parts, centres, part, ends=(0, -1)):
     """The changes of part along a limb (pairs of sections), those into and out of a joint
     piece made one: a part between two limb segments, along the limb at most BALL x as
-    long as the one before it (a wooden mannequin's ball, a mech's hinge), is the joint, at
-    its middle (the sections' pair spans it). The segment after it can be as short: a
-    hand shortened by its wrist's ball, a foot, which runs across the leg's line."""
+    long as the one before it (a wooden mannequin's ball, a mech's hinge), or a ball no
+    wider than either segment (_round_joint: a chibi's thigh can be shorter than its
+    knee's ball), is the joint, at its middle (the sections' pair spans it). The segment
+    after it can be as short: a hand shortened by its wrist's ball, a foot, which runs
+    across the leg's line."""
     if len(changes) < 2:
         return changes
     axis = centres[ends[1]] - centres[ends[0]]
@@ -462,12 +480,33 @@ def _balls(changes, V, parts, centres, part, ends=(0, -1)):
             skip = False
             continue
         if (after is not None and part[j] == part[after[0]]
-                and length[part[j]] <= BALL * length[part[k]]):
+                and (length[part[j]] <= BALL * length[part[k]]
+                     or _round_joint(V, parts, part[j], (part[k], part[after[1]]), axis))):
             out.append((k, after[1]))
             skip = True
         else:
             out.append((k, j))
     return out
+
+
+def _round_joint(V, parts, piece, segments, axis) -> bool:
+    """Whether `piece` is a ball (its extents within ROUND of each other) no wider than
+    either of the two `segments` it joins is across the limb: a ball joint next to a
+    segment shorter than the ball (a chibi mannequin's thigh, a disc under its hip)."""
+    extent = np.ptp(V[parts == piece], axis=0)
+    if not _round(V[parts == piece]):
+        return False
+    for segment in segments:
+        P = V[parts == segment]
+        if extent.max() > 2 * off_axis(P - P.mean(axis=0), axis).max():
+            return False
+    return True
+
+
+def _round(P) -> bool:
+    """Whether the points P make a ball: their extents within ROUND of each other."""
+    extent = np.ptp(P, axis=0)
+    return bool(extent.max() <= ROUND * extent.min())
 
 
 def _both_sides(P) -> bool:
