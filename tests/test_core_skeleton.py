@@ -990,6 +990,25 @@ def test_a_wooden_chibis_knee_and_hip_are_its_balls_though_its_thighs_are_shorte
         assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
 
 
+def test_a_lowered_thick_arm_finds_its_shoulder_ball_along_its_own_piece():
+    """A big-headed wooden mannequin with thick arms hanging: the shoulder's proportion
+    lies below its ball, and the line from the elbow through it missed the ball; the
+    upper arm piece's own long axis points at it (docs/auto_skeleton.md#wooden-mannequins;
+    before, the shoulder stayed at its proportion, 2.6 % of the diagonal off)."""
+    limbs = 1.3
+    (V, F), J = ragdoll(0.7, limbs=limbs, head=2.5, legs=0.75, gap=0.03 + 0.024 * limbs)
+    radii = {"hip": 0.036, "knee": 0.03, "ankle": 0.024, "shoulder": 0.027, "elbow": 0.024, "wrist": 0.018}
+    balls = [ellipsoid(J[name] * [side, 1.0, 1.0], [r * limbs] * 3, 4) for side in (1.0, -1.0)
+             for name, r in radii.items()]
+    V, F = merge((V, F), *balls)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and sk.info["landmark_cues"]["shoulder.L"] == "ball"
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    for marker, most in (("shoulder", 0.005), ("elbow", 0.005)):
+        off = np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) / diagonal
+        assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
+
+
 def test_the_crotch_is_found_through_a_vertex_right_between_the_legs():
     """A ragdoll's round pelvis piece has a vertex (its pole) right between the legs: the
     ray up from the floor there slipped between the triangles around it on 4 of these

@@ -303,6 +303,18 @@ def test_a_ball_sunk_at_the_top_of_a_segmented_thigh_is_its_hip_socket():
     assert socket_ball(trousers, ball([0.0, 0, 1.0], 0.09), socket=(0.0, 0, 0.85), knee=(0.0, 0, 0.5)) is None
 
 
+@pytest.mark.parametrize("thigh, knee", [
+    ((line([0.1, 0, 0.9], [0.1, 0, 0.55]), 0.06), (0.1, 0, 0.5)),      # a thigh, longer than wide
+    ((line([0.1, 0, 0.905], [0.1, 0, 0.86]), 0.09), (0.1, 0, 0.85)),  # a chibi's, a disc wider than long
+])
+def test_a_hip_ball_lies_on_the_thigh_pieces_own_axis_when_the_socket_found_is_off_it(thigh, knee):
+    """A socket found off the thigh (a leg's axis drawn inward, a lowered arm's shoulder
+    proportion below its ball) tilts the line from the joint through it away from the
+    ball; the piece's own axis (along a long piece, across a disc) still points at it."""
+    found = socket_ball(tube(*thigh), ball([0.1, 0, 0.95], 0.035), socket=(0.05, 0.0, 0.88), knee=knee)
+    assert found is not None and np.allclose(found, [0.1, 0, 0.95], atol=1e-3), found
+
+
 def test_an_ankles_ball_between_shin_and_foot_is_the_ankle():
     """A wooden mannequin's ankle: a ball between the shin's piece and the foot's. The
     path turns there, so its sections do not wind around the ball (part -1) and the gap

@@ -299,8 +299,8 @@ def socket_ball(V, F, parts, socket, joint):
     mannequin's hip; with the elbow as `joint`, into the chest at the upper arm's inner
     end: its shoulder), or None. The thigh's piece as `_limb_piece` finds it; the ball is
     the only separate round piece (extents within ROUND of each other) whose centre lies
-    on the thigh's axis (the line through the thigh's piece along joint -> socket, within
-    half the ball's radius) beyond that piece's end, its nearest point within the piece's
+    on the thigh's axis (the line through the thigh's piece along its own axis, else
+    joint -> socket: _own_axis; within half the ball's radius) beyond that piece's end, its nearest point within the piece's
     radius of the end, no wider than the piece across the axis (a joint piece, not a
     pelvis), on one side of the plane of symmetry (a head above the thighs is no ball; a
     robot kitbashed of small boxes has several such pieces).
@@ -310,6 +310,7 @@ def socket_ball(V, F, parts, socket, joint):
         return None
     part, axis = found
     thigh = V[parts == part]
+    axis = _own_axis(thigh, axis)
     top = (thigh @ axis).max()
     lo, hi = component_boxes(V, parts, np.arange(parts.max() + 1))
     extent, centre, radius = hi - lo, (hi + lo) / 2, (hi - lo).max(axis=1) / 2
@@ -320,6 +321,23 @@ def socket_ball(V, F, parts, socket, joint):
     balls[part] = False
     balls = [p for p in np.flatnonzero(balls) if abs((V[parts == p] @ axis).min() - top) <= breadth / 2]
     return centre[balls[0]] if len(balls) == 1 else None
+
+
+def _own_axis(P, toward):
+    """The direction of the limb through the points P (a limb's piece), turned the way of
+    `toward`: the one it is longest in, or, for a disc (a chibi's thigh, shorter than it
+    is wide), the one it is thinnest in; `toward` itself for a piece with no such
+    direction (its extents within ROUND). A piece's own axis points at its ball where the
+    socket found lies off it (a lowered arm's shoulder proportion, below its ball)."""
+    _, _, vt = np.linalg.svd(P - P.mean(axis=0), full_matrices=False)
+    lengths = np.ptp(P @ vt.T, axis=0)
+    if lengths[0] > ROUND * lengths[1]:
+        axis = vt[0]
+    elif lengths[1] > ROUND * lengths[2]:
+        axis = vt[2]
+    else:
+        return toward
+    return axis if axis @ toward >= 0 else -axis
 
 
 def _limb_piece(V, F, parts, socket, joint):
