@@ -83,7 +83,8 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     (lo, hi), (start, end) = LIMBS[limb]
     # the gap's sections reach back to the path's start (in steps counted back from
     # `start`, so that the own range's stay put), so that a joint piece at the limb's top
-    # is seen with the parts on both sides of it; the bend and the kneecap read their own
+    # is seen with the parts on both sides of it; the bend and the kneecap read the own
+    # range only
     before = start - STEP * np.arange(round(start / STEP), 0, -1)
     fractions = np.concatenate([before, np.arange(start, end + 1e-9, STEP)])
     centres, radii, part, fronts, backs = _cut(V, F, parts, path, fractions)
@@ -300,10 +301,10 @@ def socket_ball(V, F, parts, socket, joint):
     end: its shoulder), or None. The thigh's piece as `_limb_piece` finds it; the ball is
     the only separate round piece (extents within ROUND of each other) whose centre lies
     on the thigh's axis (the line through the thigh's piece along its own axis, else
-    joint -> socket: _own_axis; within half the ball's radius) beyond that piece's end, its nearest point within the piece's
-    radius of the end, no wider than the piece across the axis (a joint piece, not a
-    pelvis), on one side of the plane of symmetry (a head above the thighs is no ball; a
-    robot kitbashed of small boxes has several such pieces).
+    joint -> socket: _own_axis; within half the ball's radius) beyond that piece's end,
+    its nearest point within the piece's radius of the end, no wider than the piece across
+    the axis (a joint piece, not a pelvis), on one side of the plane of symmetry (a head
+    above the thighs is no ball; a robot kitbashed of small boxes has several such pieces).
     docs/auto_skeleton.md#wooden-mannequins"""
     found = _limb_piece(V, F, parts, socket, joint)
     if found is None:
@@ -511,12 +512,13 @@ def _round_joint(V, parts, piece, segments, axis) -> bool:
     """Whether `piece` is a ball (its extents within ROUND of each other) no wider than
     either of the two `segments` it joins is across the limb: a ball joint next to a
     segment shorter than the ball (a chibi mannequin's thigh, a disc under its hip)."""
-    extent = np.ptp(V[parts == piece], axis=0)
-    if not _round(V[parts == piece]):
+    ball = V[parts == piece]
+    if not _round(ball):
         return False
+    across = np.ptp(ball, axis=0).max()
     for segment in segments:
         P = V[parts == segment]
-        if extent.max() > 2 * off_axis(P - P.mean(axis=0), axis).max():
+        if across > 2 * off_axis(P - P.mean(axis=0), axis).max():
             return False
     return True
 
