@@ -874,6 +874,25 @@ def ragdoll(arms_down, limbs=1.0, head=1.0, legs=1.0, gap=0.012):
     return merge(*pieces), J
 
 
+# a wooden mannequin's ball radii at a slim ragdoll's joints
+WOODEN_BALLS = {"hip": 0.036, "knee": 0.03, "ankle": 0.024, "shoulder": 0.027, "elbow": 0.024, "wrist": 0.018}
+
+
+def wooden(mesh, J, scale=1.0):
+    """The ragdoll `mesh` with a ball at each of its limb joints (WOODEN_BALLS x `scale`)."""
+    balls = [ellipsoid(J[name] * [side, 1.0, 1.0], [r * scale] * 3, 4) for side in (1.0, -1.0)
+             for name, r in WOODEN_BALLS.items()]
+    return merge(mesh, *balls)
+
+
+def assert_landmarks_near(sk, V, J, limits):
+    """Each landmark of `limits` ({name: share of the diagonal}) that close to J's."""
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    for marker, most in limits.items():
+        off = np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) / diagonal
+        assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
+
+
 @pytest.mark.parametrize("arms_down, limbs, head", [(0.0, 1.0, 1.0), (0.7, 1.0, 1.0), (0.0, 1.3, 1.0), (0.7, 1.3, 1.0),
                                               (0.0, 1.0, 2.5)])
 def test_a_segmented_ragdoll_bends_where_its_pieces_meet(arms_down, limbs, head):
@@ -953,18 +972,12 @@ def test_a_wooden_mannequin_with_its_pieces_apart_keeps_its_hands_and_hangs_from
     ball sunk into the pelvis is the hip socket, the shoulder's ball the shoulder's
     (landmark_cues.socket_ball; arms lowered, the hips went to the crotch, 3.8 % off; the
     shoulders by their proportion were 1.0-2.0 % off)."""
-    (V, F), J = ragdoll(arms_down, head=2.5, gap=0.055)
-    balls = [ellipsoid(J[name] * [side, 1.0, 1.0], [r, r, r], 4) for side in (1.0, -1.0)
-             for name, r in (("hip", 0.036), ("knee", 0.03), ("ankle", 0.024), ("shoulder", 0.027), ("elbow", 0.024),
-                             ("wrist", 0.018))]
-    V, F = merge((V, F), *balls)
+    mesh, J = ragdoll(arms_down, head=2.5, gap=0.055)
+    V, F = wooden(mesh, J)
     sk = extract_skeleton(V, F, naming="mixamo")
     assert sk.info["humanoid"] and sk.info["far_faces_left_out"] == 0
-    diagonal = np.linalg.norm(np.ptp(V, axis=0))
     assert sk.info["landmark_cues"]["hip.L"] == sk.info["landmark_cues"]["shoulder.L"] == "ball"
-    for marker, most in (("hip", 0.005), ("shoulder", 0.005), ("knee", 0.01), ("elbow", 0.01), ("wrist", 0.01)):
-        off = np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) / diagonal
-        assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
+    assert_landmarks_near(sk, V, J, {"hip": 0.005, "shoulder": 0.005, "knee": 0.01, "elbow": 0.01, "wrist": 0.01})
 
 
 @pytest.mark.parametrize("arms_down, head", [(0.0, 1.0), (0.7, 2.5)])
@@ -976,18 +989,12 @@ def test_a_wooden_chibis_knee_and_hip_are_its_balls_though_its_thighs_are_shorte
     ball beyond its top (docs/auto_skeleton.md#wooden-mannequins). Before, the knees lay
     where the ball meets the shin (1.7-2.0 % of the diagonal off) and the hips at the
     crotch (4.0-4.6 %)."""
-    (V, F), J = ragdoll(arms_down, head=head, legs=0.5, gap=0.054)
-    balls = [ellipsoid(J[name] * [side, 1.0, 1.0], [r, r, r], 4) for side in (1.0, -1.0)
-             for name, r in (("hip", 0.036), ("knee", 0.03), ("ankle", 0.024), ("shoulder", 0.027), ("elbow", 0.024),
-                             ("wrist", 0.018))]
-    V, F = merge((V, F), *balls)
+    mesh, J = ragdoll(arms_down, head=head, legs=0.5, gap=0.054)
+    V, F = wooden(mesh, J)
     sk = extract_skeleton(V, F, naming="mixamo")
     assert sk.info["humanoid"]
     assert sk.info["landmark_cues"]["hip.L"] == "ball" and sk.info["landmark_cues"]["knee.L"] == "gap"
-    diagonal = np.linalg.norm(np.ptp(V, axis=0))
-    for marker, most in (("hip", 0.005), ("knee", 0.005)):
-        off = np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) / diagonal
-        assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
+    assert_landmarks_near(sk, V, J, {"hip": 0.005, "knee": 0.005})
 
 
 def test_a_lowered_thick_arm_finds_its_shoulder_ball_along_its_own_piece():
@@ -995,18 +1002,11 @@ def test_a_lowered_thick_arm_finds_its_shoulder_ball_along_its_own_piece():
     lies below its ball, and the line from the elbow through it missed the ball; the
     upper arm piece's own long axis points at it (docs/auto_skeleton.md#wooden-mannequins;
     before, the shoulder stayed at its proportion, 2.6 % of the diagonal off)."""
-    limbs = 1.3
-    (V, F), J = ragdoll(0.7, limbs=limbs, head=2.5, legs=0.75, gap=0.03 + 0.024 * limbs)
-    radii = {"hip": 0.036, "knee": 0.03, "ankle": 0.024, "shoulder": 0.027, "elbow": 0.024, "wrist": 0.018}
-    balls = [ellipsoid(J[name] * [side, 1.0, 1.0], [r * limbs] * 3, 4) for side in (1.0, -1.0)
-             for name, r in radii.items()]
-    V, F = merge((V, F), *balls)
+    mesh, J = ragdoll(0.7, limbs=1.3, head=2.5, legs=0.75, gap=0.03 + 0.024 * 1.3)
+    V, F = wooden(mesh, J, scale=1.3)
     sk = extract_skeleton(V, F, naming="mixamo")
     assert sk.info["humanoid"] and sk.info["landmark_cues"]["shoulder.L"] == "ball"
-    diagonal = np.linalg.norm(np.ptp(V, axis=0))
-    for marker, most in (("shoulder", 0.005), ("elbow", 0.005)):
-        off = np.linalg.norm(np.asarray(sk.info["landmarks"][marker + ".L"]) - J[marker]) / diagonal
-        assert off < most, (marker, sk.info["landmarks"][marker + ".L"], J[marker])
+    assert_landmarks_near(sk, V, J, {"shoulder": 0.005, "elbow": 0.005})
 
 
 def test_the_crotch_is_found_through_a_vertex_right_between_the_legs():
