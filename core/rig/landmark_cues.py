@@ -89,12 +89,11 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     fractions = np.concatenate([before, np.arange(start, end + 1e-9, STEP)])
     centres, radii, part, fronts, backs = _cut(V, F, parts, path, fractions)
     window = (fractions >= lo) & (fractions <= hi)
-    own = np.arange(len(fractions)) >= len(before)
-    first = len(before)
+    own = slice(len(before), None)
     point = _bend(fractions[own], centres[own], radii[own], part[own], window[own], proportion, V, parts)
     if point is not None:
         return point, "bend"
-    point = _gap(fractions, centres, radii, part, window, proportion, V, parts, ends=(first, -1))
+    point = _gap(fractions, centres, radii, part, window, proportion, V, parts, ends=(own.start, -1))
     if point is not None:
         return point, "gap"
     if limb == "leg":
@@ -316,7 +315,7 @@ def socket_ball(V, F, parts, socket, joint):
     lo, hi = component_boxes(V, parts, np.arange(parts.max() + 1))
     extent, centre, radius = hi - lo, (hi + lo) / 2, (hi - lo).max(axis=1) / 2
     breadth = 2 * off_axis(thigh - thigh.mean(axis=0), axis).max()
-    balls = ((extent.max(axis=1) <= ROUND * extent.min(axis=1)) & (centre @ axis > top)
+    balls = (_round_extent(extent) & (centre @ axis > top)
              & (lo[:, 0] * hi[:, 0] >= 0) & (2 * radius <= breadth)
              & (off_axis(centre - thigh.mean(axis=0), axis) <= radius / 2))
     balls[part] = False
@@ -525,8 +524,12 @@ def _round_joint(V, parts, piece, segments, axis) -> bool:
 
 def _round(P) -> bool:
     """Whether the points P make a ball: their extents within ROUND of each other."""
-    extent = np.ptp(P, axis=0)
-    return bool(extent.max() <= ROUND * extent.min())
+    return bool(_round_extent(np.ptp(P, axis=0)))
+
+
+def _round_extent(extent):
+    """Whether each box extent (..., 3) is a ball's: its sides within ROUND of each other."""
+    return extent.max(axis=-1) <= ROUND * extent.min(axis=-1)
 
 
 def _both_sides(P) -> bool:
