@@ -943,6 +943,20 @@ def test_a_ragdolls_hip_is_no_lower_than_the_top_of_its_thigh_piece():
     assert np.linalg.norm(np.asarray(sk.info["landmarks"]["hip.L"]) - J["hip"]) < 0.015 * diagonal
 
 
+@pytest.mark.parametrize("arms_down, head", [(0.0, 1.0), (0.7, 2.5)])
+def test_a_thick_chibi_ragdolls_hip_is_the_top_of_its_thigh_across_the_knees_gap(arms_down, head):
+    """Legs under half a human's, thick limbs, pieces well apart: the thigh is a stub sunk
+    into the pelvis, and the section halfway from the crotch to the knee lies in the knee's
+    gap, where no piece is. With the knee in a gap, the thigh's piece is looked for on up
+    past it, as past a knee's ball (landmark_cues._limb_piece), and the hip goes no lower
+    than its top. Before, the hips stayed at the crotch, 4.4 and 3.9 % of the diagonal off."""
+    (V, F), J = ragdoll(arms_down, limbs=1.3, head=head, legs=0.45, gap=0.04)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and sk.info["landmark_cues"]["knee.L"] == "gap"
+    assert sk.info["landmark_cues"]["hip.L"] == "thigh top"
+    assert_landmarks_near(sk, V, J, {"hip": 0.025, "knee": 0.01})
+
+
 def test_a_wooden_mannequins_knees_and_elbows_are_its_ball_joints():
     """An artist's wooden mannequin: a ball between the segments at each knee and elbow.
     The sections go thigh -> ball -> shin; the joint is the ball's middle, not where the

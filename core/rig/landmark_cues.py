@@ -345,8 +345,10 @@ def _limb_piece(V, F, parts, socket, joint):
     the part the section halfway from the socket to `joint` (the knee, the elbow) winds
     around, on one side of the plane of symmetry (trousers around both legs, a body: no
     piece); or None. Where the joint lies in a ball (a wooden mannequin's knee), the first
-    such part other than the ball at PIECE_SEARCH shares of the way, on beyond the socket
-    (a chibi's thigh can be shorter than the ball and sunk into the pelvis above the crotch)."""
+    such part other than that ball at PIECE_SEARCH shares of the way, on beyond the socket
+    (a chibi's thigh can be shorter than the ball and sunk into the pelvis above the
+    crotch); where it lies in the gap between two pieces (a ragdoll's knee), the first
+    such part that is no ball (a joint piece: the hip's, past a thigh too thin to cut)."""
     socket, joint = np.asarray(socket, float), np.asarray(joint, float)
     length = np.linalg.norm(socket - joint)
     if length < 1e-12:
@@ -355,10 +357,17 @@ def _limb_piece(V, F, parts, socket, joint):
     line = np.array([joint, joint + reach * (socket - joint)])
     at_joint, *found = sections.along(V, F, parts, line, np.array([0.0, *PIECE_SEARCH]) / reach)
     ball = at_joint.part if at_joint.around and at_joint.part >= 0 and _round(V[parts == at_joint.part]) else None
-    for limb in found if ball is not None else found[:1]:
-        if limb.around and limb.part >= 0 and limb.part != ball and not _both_sides(V[parts == limb.part]):
+    gap = not at_joint.around
+    for limb in found if ball is not None or gap else found[:1]:
+        if _piece(V, parts, limb) and limb.part != ball and not (gap and _round(V[parts == limb.part])):
             return limb.part, (socket - joint) / length
     return None
+
+
+def _piece(V, parts, section) -> bool:
+    """Whether the section winds around a limb's piece: a part on one side of the plane of
+    symmetry (not a body, nor trousers around both legs)."""
+    return section.around and section.part >= 0 and not _both_sides(V[parts == section.part])
 
 
 def ankle(path, proportion: float):
