@@ -2,7 +2,7 @@
 """Segmented mannequins of many proportions (docs/auto_skeleton.md#parts): is each one a
 humanoid, and are its landmarks where its pieces meet?
 
-    python bench/mannequins.py [--out bench/results/mannequins.md] [--ball 0.6]
+    python bench/mannequins.py [--out bench/results/mannequins.md] [--ball 0.6] [--random N --seed S]
 
 A ragdoll mannequin has one separate piece per body segment (pelvis, chest, head, upper
 arms, forearms, hands, thighs, shins, feet), each an ellipsoid from joint to joint, a
@@ -14,7 +14,10 @@ between pieces (0.012 or 0.03 of a 1.9-tall body). Per value of each parameter: 
 are recognised, the mean error of the named landmarks (Auto Skeleton, naming "mixamo",
 info["landmarks"]; % of the bounding-box diagonal) and how many are over 4 % off. With
 --ball, each is a wooden artist's mannequin instead: a ball at every limb joint. No
-../shared data is read; about 2 minutes on 2 cores.
+../shared data is read; about 2 minutes on 2 cores. With --random N, N mannequins drawn
+between and a little beyond the grid's values instead (RANGES, each parameter uniform,
+every other one T-posed): a rule that holds at the grid's corners only shows there; the
+table then counts them by the quarter of each range.
 """
 from __future__ import annotations
 
@@ -32,6 +35,10 @@ from bonesmith.core.skeleton import extract_skeleton  # noqa: E402
 
 GRID = {"legs": (0.5, 0.75, 1.0, 1.2), "head": (1.0, 2.5), "limbs": (1.0, 1.3), "arms_down": (0.0, 0.7),
         "gap": (0.012, 0.03)}
+# --random: each parameter drawn uniformly from its range (legs from 0.4: a chibi's can be
+# shorter than the grid's)
+RANGES = {"legs": (0.4, 1.25), "head": (1.0, 2.8), "limbs": (0.9, 1.45), "arms_down": (0.0, 0.8),
+          "gap": (0.008, 0.04)}
 LANDMARKS = ("hip", "knee", "ankle", "shoulder", "elbow", "wrist")
 OFF = 4.0          # % of the diagonal: a landmark this far off counts as wrong
 BALLS = {"hip": 0.06, "knee": 0.05, "ankle": 0.04, "shoulder": 0.045, "elbow": 0.04, "wrist": 0.03}   # --ball radii
@@ -102,30 +109,54 @@ def score(params: dict, ball: float = 0.0):
     return {m: 100 * np.linalg.norm(np.asarray(found[m + ".L"]) - J[m]) / diagonal for m in LANDMARKS}
 
 
+def drawn(n: int, seed: int) -> list:
+    """n parameter sets drawn from RANGES, every other one with its arms at their rest
+    (arms_down 0: a T-pose, as in half the grid)."""
+    rng = np.random.default_rng(seed)
+    runs = [{name: round(float(rng.uniform(lo, hi)), 3) for name, (lo, hi) in RANGES.items()} for _ in range(n)]
+    for params in runs[::2]:
+        params["arms_down"] = 0.0
+    return runs
+
+
+def _in(x: float, value) -> bool:
+    """Whether the parameter x is the grid's value, or lies in the (lo, hi) range drawn."""
+    return x == value if not isinstance(value, tuple) else value[0] <= x <= value[1]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=RESULTS / "mannequins.md")
     parser.add_argument("--ball", type=float, default=0.0,
                         help="wooden mannequins: a ball joint of this x BALLS' radius at each limb joint")
+    parser.add_argument("--random", type=int, default=0, metavar="N",
+                        help="N mannequins drawn from RANGES instead of the grid")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    runs = [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
+    runs = drawn(args.random, args.seed) if args.random else [dict(zip(GRID, v)) for v in itertools.product(*GRID.values())]
     results = []
     for k, params in enumerate(runs, 1):
         results.append((params, score(params, args.ball)))
         print(f"[{k}/{len(runs)}] {params}: {results[-1][1] and {m: round(e, 1) for m, e in results[-1][1].items()}}",
               flush=True)
     rows = []
-    for name, values in [("all", (None,))] + list(GRID.items()):
+    groups = ({name: [(lo + (hi - lo) * q / 4, lo + (hi - lo) * (q + 1) / 4) for q in range(4)]
+               for name, (lo, hi) in RANGES.items()} if args.random else GRID)
+    for name, values in [("all", (None,))] + list(groups.items()):
         for value in values:
-            group = [r for p, r in results if value is None or p[name] == value]
+            group = [r for p, r in results if value is None or _in(p[name], value)]
+            if not group:
+                continue
             found = [r for r in group if r is not None]
             mean = [f"{np.mean([r[m] for r in found]):.2f}" if found else "–" for m in LANDMARKS]
             wrong = sum(any(r[m] > OFF for m in LANDMARKS) for r in found)
-            rows.append([name if value is None else f"{name} {value}", f"{len(found)} / {len(group)}", *mean,
+            label = value if value is None or not args.random else f"{value[0]:.3g}-{value[1]:.3g}"
+            rows.append([name if value is None else f"{name} {label}", f"{len(found)} / {len(group)}", *mean,
                          f"{wrong}"])
     table = markdown_table(["mannequins", "humanoid", *LANDMARKS, f"any > {OFF:g} % off"], rows)
-    text = (f"Segmented mannequins (bench/mannequins.py{f' --ball {args.ball:g}' if args.ball else ''}): recognised / "
-            "generated, mean landmark error (% of the diagonal) over the recognised\n\n" + table + "\n")
+    drawn_text = f" --random {args.random} --seed {args.seed}" if args.random else ""
+    text = (f"Segmented mannequins (bench/mannequins.py{f' --ball {args.ball:g}' if args.ball else ''}{drawn_text}): "
+            "recognised / generated, mean landmark error (% of the diagonal) over the recognised\n\n" + table + "\n")
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -315,6 +315,20 @@ def test_a_hip_ball_lies_on_the_thigh_pieces_own_axis_when_the_socket_found_is_o
     assert found is not None and np.allclose(found, [0.1, 0, 0.95], atol=1e-3), found
 
 
+@pytest.mark.parametrize("socket", [(0.1, 0.03, 0.875), (0.08, 0.02, 0.87)])
+def test_a_thigh_stub_past_the_knees_gap_tops_the_hip_along_its_own_axis(socket):
+    """A thick chibi ragdoll's thigh: a disc sunk in the pelvis above the knee's gap, the
+    socket found (the crotch) close above the knee and behind it. The section halfway
+    from the knee lies in the gap, so the thigh is looked for on past it (the knee lies
+    in a gap: no piece there); the hip goes to the disc's top along the disc's own axis
+    (straight up), not along the line knee -> socket, which leans back 40 degrees."""
+    thigh = tube(line([0.1, 0, 0.905], [0.1, 0, 0.86]), 0.09)
+    shin = tube(line([0.1, 0, 0.82], [0.1, 0, 0.5]), 0.07)
+    V, F = merge(thigh, shin)
+    found = landmark_cues.limb_top(V, F, vertex_components(len(V), F)[1], np.array(socket), np.array([0.1, 0, 0.84]))
+    assert found is not None and np.allclose(found, [socket[0], socket[1], 0.905], atol=1e-3), found
+
+
 def test_an_ankles_ball_between_shin_and_foot_is_the_ankle():
     """A wooden mannequin's ankle: a ball between the shin's piece and the foot's. The
     path turns there, so its sections do not wind around the ball (part -1) and the gap

@@ -74,6 +74,7 @@ TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the 
 SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this many forearm radii is no socket
 ROUND = 1.3               # a socket's ball: its longest extent at most this x its shortest
 PIECE_SEARCH = (0.5, 0.75, 1.0, 1.25, 1.5)   # shares of joint -> socket (and beyond) searched for a limb's top piece
+OWN_AXIS_DEGREES = 45.0   # ... whose own axis its top is measured along when this near that line
 HEAD_ON_TORSO = 0.005     # a head piece whose lowest point lies this share of the height from the torso piece's top sits on it
 
 
@@ -281,14 +282,19 @@ def head_piece(V, F, parts, path):
 
 
 def limb_top(V, F, parts, socket, joint):
-    """The point on the line joint -> socket level with the top of a segmented thigh's
-    piece, where that lies beyond the socket (a ragdoll's thigh reaching up into its
-    pelvis piece above the crotch), or None; the piece as `_limb_piece` finds it.
-    docs/auto_skeleton.md#segmented-mannequins"""
+    """The socket moved along a segmented thigh's own axis (_own_axis, where it lies
+    within OWN_AXIS_DEGREES of the line joint -> socket; else that line) level with the
+    top of its piece, where that lies beyond the socket (a ragdoll's thigh reaching up
+    into its pelvis piece above the crotch), or None; the piece as `_limb_piece` finds
+    it. A socket close above a thick chibi's knee tilts the line joint -> socket, and
+    the top along it lay behind the thigh; a leg and foot of one box (a Kenney mini's)
+    is longest front to back, no thigh's axis. docs/auto_skeleton.md#segmented-mannequins"""
     found = _limb_piece(V, F, parts, socket, joint)
     if found is None:
         return None
     part, axis = found
+    own = _own_axis(V[parts == part], axis)
+    axis = own if own @ axis >= np.cos(np.radians(OWN_AXIS_DEGREES)) else axis
     socket = np.asarray(socket, float)
     beyond = (V[parts == part] @ axis).max() - socket @ axis
     return socket + beyond * axis if beyond > 0 else None
