@@ -42,6 +42,20 @@ def test_a_segmented_leg_bends_at_the_gap_between_its_parts():
     assert np.linalg.norm(point - KNEE) < 0.03
 
 
+def test_a_leg_path_starting_in_the_knees_gap_has_its_knee_there():
+    """A thick chibi ragdoll whose crotch lies inside its knee's gap: its thigh, a stub
+    sunk into the pelvis, lies above the leg path's start, and the path holds only shin
+    and foot. The gap the sections see is the ankle's, and the knee went there; the
+    knee is the gap the path starts in, below the piece above its start."""
+    knee = np.array([0.1, 0.0, 0.275])
+    thigh = tube(line([0.1, 0, 0.36], [0.1, 0, 0.31]), 0.09)
+    shin = tube(line([0.1, 0, 0.24], [0.1, 0, 0.12]), 0.07)
+    foot = tube(line([0.1, -0.03, 0.07], [0.1, -0.2, 0.04]), 0.045)
+    path = np.vstack([line([0.1, 0, 0.295], [0.1, 0, 0.08]), line([0.1, 0, 0.08], [0.1, -0.2, 0.04])[1:]])
+    point, how = cue(*merge(thigh, shin, foot), path)
+    assert how == "gap" and np.linalg.norm(point - knee) < 0.005, (how, point)
+
+
 def test_a_straight_even_leg_keeps_the_proportion():
     hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
     path = line(hip, ankle, 40)

@@ -74,6 +74,7 @@ TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the 
 SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this many forearm radii is no socket
 ROUND = 1.3               # a socket's ball: its longest extent at most this x its shortest
 PIECE_SEARCH = (0.5, 0.75, 1.0, 1.25, 1.5)   # shares of joint -> socket (and beyond) searched for a limb's top piece
+START_REACH = 0.2         # a thigh stub looked for this share of the leg path's length above its start
 OWN_AXIS_DEGREES = 45.0   # ... whose own axis its top is measured along when this near that line
 HEAD_ON_TORSO = 0.005     # a head piece whose lowest point lies this share of the height from the torso piece's top sits on it
 
@@ -94,7 +95,9 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     point = _bend(fractions[own], centres[own], radii[own], part[own], window[own], proportion, V, parts)
     if point is not None:
         return point, "bend"
-    point = _gap(fractions, centres, radii, part, window, proportion, V, parts, ends=(own.start, -1))
+    point = _gap_at_start(V, F, parts, path) if limb == "leg" and part[0] < 0 else None
+    if point is None:
+        point = _gap(fractions, centres, radii, part, window, proportion, V, parts, ends=(own.start, -1))
     if point is not None:
         return point, "gap"
     if limb == "leg":
@@ -102,6 +105,30 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     if point is not None:
         return point, "kneecap"
     return point_at(path, proportion), "proportion"
+
+
+def _gap_at_start(V, F, parts, path):
+    """The middle of the gap a leg path starts in, between a piece above its start (on
+    up the path's first direction, within START_REACH of its length) and the first one
+    down it, or None: a chibi ragdoll's crotch can lie inside its knee's gap, its thigh
+    a stub sunk into the pelvis above, and the path then holds the shin and foot only
+    (the gap the sections see is the ankle's). Balls are no thigh."""
+    length = path_length(path)
+    down = point_at(path, min(STEP, 1.0)) - path[0]
+    if length <= 0 or np.linalg.norm(down) < 1e-12:
+        return None
+    down = down / np.linalg.norm(down)
+    up = np.array([path[0], path[0] - START_REACH * length * down])
+    above = sections.along(V, F, parts, up, np.linspace(0.0, 1.0, 6)[1:])
+    thigh = next((s.part for s in above if _piece(V, parts, s) and not _round(V[parts == s.part])), None)
+    below = sections.along(V, F, parts, path, np.arange(STEP, 0.3, STEP))
+    shin = next((s.part for s in below if _piece(V, parts, s)), None)
+    if thigh is None or shin is None or thigh == shin:
+        return None
+    bottom, top = (V[parts == thigh] @ down).max(), (V[parts == shin] @ down).min()
+    if top <= bottom:
+        return None
+    return path[0] + ((bottom + top) / 2 - path[0] @ down) * down
 
 
 def _cut(V, F, parts, path, fractions):
