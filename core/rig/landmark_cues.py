@@ -74,8 +74,8 @@ TORSO_SEARCH = 0.7        # ... torso sections searched up to this share of the 
 SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this many forearm radii is no socket
 ROUND = 1.3               # a socket's ball: its longest extent at most this x its shortest
 PIECE_SEARCH = (0.5, 0.75, 1.0, 1.25, 1.5)   # shares of joint -> socket (and beyond) searched for a limb's top piece
-START_REACH = 0.2         # a thigh stub looked for this share of the leg path's length above its start
 OWN_AXIS_DEGREES = 45.0   # ... whose own axis its top is measured along when this near that line
+START_REACH = 0.2         # a thigh stub looked for this share of the leg path's length above its start
 HEAD_ON_TORSO = 0.005     # a head piece whose lowest point lies this share of the height from the torso piece's top sits on it
 
 
@@ -113,12 +113,11 @@ def _gap_at_start(V, F, parts, path):
     down it, or None: a chibi ragdoll's crotch can lie inside its knee's gap, its thigh
     a stub sunk into the pelvis above, and the path then holds the shin and foot only
     (the gap the sections see is the ankle's). Balls are no thigh."""
-    length = path_length(path)
-    down = point_at(path, min(STEP, 1.0)) - path[0]
-    if length <= 0 or np.linalg.norm(down) < 1e-12:
+    down = point_at(path, STEP) - path[0]
+    if np.linalg.norm(down) < 1e-12:        # a path of no length
         return None
     down = down / np.linalg.norm(down)
-    up = np.array([path[0], path[0] - START_REACH * length * down])
+    up = np.array([path[0], path[0] - START_REACH * path_length(path) * down])
     above = sections.along(V, F, parts, up, np.linspace(0.0, 1.0, 6)[1:])
     thigh = next((s.part for s in above if _piece(V, parts, s) and not _round(V[parts == s.part])), None)
     below = sections.along(V, F, parts, path, np.arange(STEP, 0.3, STEP))
