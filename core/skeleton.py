@@ -436,7 +436,7 @@ def _tree(X, radius, edges, members, parts, V, F, opt, detail, symmetric, neares
                                   min_branch=opt["min_branch"],
                                   inside_body=_inside_body(V, F, parts.owner, len(parts.comp)),
                                   absorb=ABSORB, boneless=parts.boneless[parts.comp],
-                                  nearest_first=nearest_first, end_pieces=end_pieces)
+                                  nearest_first=nearest_first, end_pieces=end_pieces, mirror=symmetric)
     tree = rig.spanning_tree(X, kept, joined)
     adj = rig.adjacency(0, tree)
     if len(kept) == 1:

@@ -1011,6 +1011,21 @@ def test_a_wooden_chibis_knee_and_hip_are_its_balls_though_its_thighs_are_shorte
     assert_landmarks_near(sk, V, J, {"hip": 0.005, "knee": 0.005})
 
 
+def test_a_thick_wooden_chibis_limb_pieces_are_joined_from_the_body_out():
+    """Legs under half a human's, limbs 1.3 x as thick with their balls, arms lowered:
+    joined heaviest first, the left shin came before its knee's ball, which lies between
+    it and the pelvis, and hung from the right shin, the nearest kept part: knees, elbows
+    and ankles 1.9-3.3 % of the diagonal off, wrists 12.6 %.
+    A limb's segment now waits for a part of its side that lies between it and the body
+    (docs/auto_skeleton.md#parts, *A segment waits*)."""
+    mesh, J = ragdoll(0.7, limbs=1.3, head=2.5, legs=0.45, gap=0.03 + 0.024 * 1.3)
+    V, F = wooden(mesh, J, scale=1.3)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"]
+    assert sk.info["landmark_cues"]["wrist.L"] == sk.info["landmark_cues"]["ankle.L"] == "gap"
+    assert_landmarks_near(sk, V, J, {m: 0.01 for m in ("hip", "knee", "ankle", "shoulder", "elbow", "wrist")})
+
+
 def test_a_lowered_thick_arm_finds_its_shoulder_ball_along_its_own_piece():
     """A big-headed wooden mannequin with thick arms hanging: the shoulder's proportion
     lies below its ball, and the line from the elbow through it missed the ball; the

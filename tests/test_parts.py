@@ -81,3 +81,21 @@ def test_a_shin_hangs_from_the_thigh_its_axis_points_to_though_the_other_shin_li
     left_shin, left_thigh = set(range(at[4], at[4] + 3)), {at[2], at[2] + 1}
     hang = [(a, b) for a, b in links if (a in left_shin) != (b in left_shin)]
     assert len(hang) == 1 and (set(hang[0]) - left_shin) <= left_thigh, hang
+
+
+def test_a_foot_heavier_than_its_shin_waits_for_the_shin_that_lies_between_it_and_the_body():
+    """A chibi's feet outweigh its shins: joined heaviest first, the first foot hung from
+    the pelvis across the shin's place and the second from the first foot. On a mirror
+    character, the shin lies between its foot and the body on the foot's side of the
+    plane (nearer to both than they are to each other), so it is joined first and the
+    foot hangs from it."""
+    pieces = [chain(0.0, (1.0, 0.8), [0.98, 0.9, 0.82], 0.12),          # pelvis (the body)
+              chain(-0.1, (0.76, 0.5), [0.72, 0.6]),                  # right shin
+              chain(0.1, (0.76, 0.5), [0.72, 0.6]),                   # left shin
+              chain(-0.1, (0.46, 0.3), [0.44, 0.32], 0.07),           # right foot, heavier
+              chain(0.1, (0.46, 0.3), [0.44, 0.32], 0.07)]            # left foot
+    kept, links, at = _join(pieces, [10.0, 1.0, 1.0, 2.0, 2.0], mirror=True)
+    for foot, shin in ((at[3], at[1]), (at[4], at[2])):
+        feet = {foot, foot + 1}
+        hang = [(a, b) for a, b in links if (a in feet) != (b in feet)]
+        assert len(hang) == 1 and (set(hang[0]) - feet) <= {shin, shin + 1}, hang

@@ -2,12 +2,13 @@
 """A limb's middle joint (knee, elbow) from what the body shows
 (docs/auto_skeleton.md#landmark-cues), each by the strongest cue it has:
 
-1. a bend: the section centres above and below the joint lie on two lines that meet at
+1. a gap: in a segmented body (one separate part per segment) the section moves from
+   one mesh part to the next there, the two parts meeting end to end (or through a short
+   piece or a ball between them, a wooden mannequin's ball: its middle); where the pieces
+   meet is the joint, whatever the sections' centres do;
+2. a bend: the section centres above and below the joint lie on two lines that meet at
    an angle, and fit them far better split there than anywhere near the window's ends
    (a knee or an elbow bent in the rest pose, not a curve);
-2. a gap: in a segmented body (one separate part per segment) the section moves from
-   one mesh part to the next there, the two parts meeting end to end (or through a short
-   piece or a ball between them, a wooden mannequin's ball: its middle);
 3. a knee only: a kneecap, where the leg's front recedes most steeply below it to the
    shin (its lower edge), by a clear share of the leg's thickness, more steeply than
    anywhere just above or below (the thigh's taper from the hip, the shin's to the ankle)
@@ -92,14 +93,14 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     centres, radii, part, fronts, backs = _cut(V, F, parts, path, fractions)
     window = (fractions >= lo) & (fractions <= hi)
     own = slice(len(before), None)
-    point = _bend(fractions[own], centres[own], radii[own], part[own], window[own], proportion, V, parts)
-    if point is not None:
-        return point, "bend"
     point = _gap_at_start(V, F, parts, path) if limb == "leg" and part[0] < 0 else None
     if point is None:
         point = _gap(fractions, centres, radii, part, window, proportion, V, parts, ends=(own.start, -1))
     if point is not None:
         return point, "gap"
+    point = _bend(fractions[own], centres[own], radii[own], part[own], window[own], proportion, V, parts)
+    if point is not None:
+        return point, "bend"
     if limb == "leg":
         point = _kneecap(fractions[own], centres[own], radii[own], part[own], fronts[own], backs[own])
     if point is not None:

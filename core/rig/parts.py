@@ -233,7 +233,7 @@ def parts_by_mass(comp, mass) -> list:
 
 def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, min_branch: float,
                inside_body=None, absorb: float = 1.0, boneless=None, nearest_first: bool = False,
-               end_pieces: bool = False):
+               end_pieces: bool = False, mirror: bool = False):
     """Make one connected graph out of the per-part skeleton graphs.
 
     Parameters
@@ -264,13 +264,18 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     nearest_first : bool
         Parts touching those kept so far (within TOUCH_GAP) are joined first, heaviest
         first (a ragdoll's pelvis before its thighs, though lighter: a thigh would hang
-        from the other thigh); when none touches, the heaviest of the rest, or with
-        nearest_first the part whose surface lies nearest to theirs (a segmented leg:
-        thigh, shin, foot in turn; a foot heavier than its shin would hang from the other
-        foot). docs/auto_skeleton.md#parts
+        from the other thigh); when none touches, the heaviest of the rest (on a `mirror`
+        character, of a limb's segments the first that no other segment of that side lies
+        between it and them: a chibi's shin before its heavier foot), or with nearest_first
+        the part whose surface lies nearest to theirs (a segmented leg: thigh, shin, foot in
+        turn; a foot heavier than its shin would hang from the other foot).
+        docs/auto_skeleton.md#parts
     end_pieces : bool
         A part smaller than min_part beyond the end of a limb kept so far (_beyond_limb_end)
         is kept all the same: a wooden mannequin's hand past its wrist's ball ends the arm.
+    mirror : bool
+        The character is its own mirror image in x = 0 (its parts wholly on one side of
+        it are limb segments).
 
     Returns
     -------
@@ -286,7 +291,7 @@ def join_parts(X, edges, radius, mass, extent, node_points, *, min_part: float, 
     adj = adjacency(n, edges)
     kept = list(np.flatnonzero(comp == order[0]))
     new_edges = [(a, b) for a, b in edge_list(adj) if comp[a] == order[0]]
-    gaps = _Gaps(surface, comp, order[1:], kept)
+    gaps = _Gaps(surface, comp, order[1:], kept, _sides(node_points, comp) if mirror else None)
     remaining = list(order[1:])
     while remaining:
         c = gaps.take_next(remaining, nearest=nearest_first)
@@ -330,15 +335,25 @@ def _beyond_limb_end(X, radius, surface, idx, kept, edges, comp) -> bool:
     return bool(gap <= 4 * radius[limb].max())
 
 
+def _sides(node_points, comp) -> dict:
+    """Per part, +1 or -1 when its surface points lie wholly on that side of x = 0, else 0."""
+    lo, hi = {}, {}
+    for k, c in enumerate(comp.tolist()):
+        lo[c] = min(lo.get(c, np.inf), node_points[k][:, 0].min())
+        hi[c] = max(hi.get(c, -np.inf), node_points[k][:, 0].max())
+    return {c: 1 if lo[c] > 0 else -1 if hi[c] < 0 else 0 for c in lo}
+
+
 class _Gaps:
     """Per part not yet joined, the shortest distance from its surface points to those
     of the nodes kept so far, with the points of the parts sunk into them (join_parts'
-    order)."""
+    order). `sides`: per part, its side of a mirror character's plane (_sides), or None."""
 
-    def __init__(self, surface, comp, parts, kept):
-        self.surface = surface
+    def __init__(self, surface, comp, parts, kept, sides=None):
+        self.surface, self.sides = surface, sides
         self.points = {c: np.vstack([surface[k] for k in np.flatnonzero(comp == c)]) for c in parts}
         self.gap = dict.fromkeys(parts, np.inf)
+        self.trees, self.pairs = {}, {}
         self.add(kept)
 
     def add(self, nodes):
@@ -352,11 +367,34 @@ class _Gaps:
     def take_next(self, remaining, nearest=True):
         """The part to join next, no longer tracked: the first (heaviest) of `remaining`
         touching the kept ones, else the nearest (ties to the heavier) or, not `nearest`,
-        the first."""
+        the first that no other part lies between and the kept ones (_bridged)."""
         touching = [c for c in remaining if self.gap[c] <= TOUCH_GAP]
-        choice = touching[0] if touching else (min(remaining, key=lambda c: self.gap[c]) if nearest else remaining[0])
+        if touching:
+            choice = touching[0]
+        elif nearest:
+            choice = min(remaining, key=lambda c: self.gap[c])
+        else:
+            choice = next(c for c in remaining if not self._bridged(c, remaining))
         del self.gap[choice]
         return choice
+
+    def _bridged(self, c, remaining) -> bool:
+        """Whether part c is a limb segment (wholly on one side of a mirror character's
+        plane) and another of `remaining` on its side lies between it and the kept ones,
+        nearer to both than they are to each other (a chibi's shin between its heavier
+        foot and the body: the foot would hang from the pelvis or from the other foot)."""
+        side = 0 if self.sides is None else self.sides[c]
+        return side != 0 and any(self.sides[b] == side and self.gap[b] < self.gap[c] and self._pair(c, b) < self.gap[c]
+                                 for b in remaining if b != c)
+
+    def _pair(self, a, b) -> float:
+        """The shortest distance between the surface points of parts a and b."""
+        key = (min(a, b), max(a, b))
+        if key not in self.pairs:
+            if b not in self.trees:
+                self.trees[b] = cKDTree(self.points[b])
+            self.pairs[key] = self.trees[b].query(self.points[a])[0].min()
+        return self.pairs[key]
 
 
 def _attach_part(X, adj, radius, node_points, surface, idx, kept, new_edges, *, min_branch, inside_body, absorb,
