@@ -337,11 +337,11 @@ def _beyond_limb_end(X, radius, surface, idx, kept, edges, comp) -> bool:
 
 def _sides(node_points, comp) -> dict:
     """Per part, +1 or -1 when its surface points lie wholly on that side of x = 0, else 0."""
-    lo, hi = {}, {}
+    x = {}
     for k, c in enumerate(comp.tolist()):
-        lo[c] = min(lo.get(c, np.inf), node_points[k][:, 0].min())
-        hi[c] = max(hi.get(c, -np.inf), node_points[k][:, 0].max())
-    return {c: 1 if lo[c] > 0 else -1 if hi[c] < 0 else 0 for c in lo}
+        x.setdefault(c, []).append(np.asarray(node_points[k]).reshape(-1, 3)[:, 0])
+    x = {c: np.concatenate(v) for c, v in x.items()}
+    return {c: 0 if not len(v) else 1 if v.min() > 0 else -1 if v.max() < 0 else 0 for c, v in x.items()}
 
 
 class _Gaps:
@@ -367,7 +367,8 @@ class _Gaps:
     def take_next(self, remaining, nearest=True):
         """The part to join next, no longer tracked: the first (heaviest) of `remaining`
         touching the kept ones, else the nearest (ties to the heavier) or, not `nearest`,
-        the first that no other part lies between and the kept ones (_bridged)."""
+        the first that no other part of its side lies between it and the kept ones
+        (_bridged: a mirror character's limb segments)."""
         touching = [c for c in remaining if self.gap[c] <= TOUCH_GAP]
         if touching:
             choice = touching[0]
@@ -383,9 +384,9 @@ class _Gaps:
         plane) and another of `remaining` on its side lies between it and the kept ones,
         nearer to both than they are to each other (a chibi's shin between its heavier
         foot and the body: the foot would hang from the pelvis or from the other foot)."""
-        side = 0 if self.sides is None else self.sides[c]
-        return side != 0 and any(self.sides[b] == side and self.gap[b] < self.gap[c] and self._pair(c, b) < self.gap[c]
-                                 for b in remaining if b != c)
+        side = 0 if self.sides is None else self.sides.get(c, 0)
+        return side != 0 and any(b != c and self.sides.get(b, 0) == side and self.gap[b] < self.gap[c]
+                                 and self._pair(c, b) < self.gap[c] for b in remaining)
 
     def _pair(self, a, b) -> float:
         """The shortest distance between the surface points of parts a and b."""
