@@ -3,6 +3,7 @@
 humanoid, and are its landmarks where its pieces meet?
 
     python bench/mannequins.py [--out bench/results/mannequins.md] [--ball 0.6] [--random N --seed S]
+        [--range NAME LO HI ...]
 
 A ragdoll mannequin has one separate piece per body segment (pelvis, chest, head, upper
 arms, forearms, hands, thighs, shins, feet), each an ellipsoid from joint to joint, a
@@ -17,7 +18,8 @@ info["landmarks"]; % of the bounding-box diagonal) and how many are over 4 % off
 ../shared data is read; about 2 minutes on 2 cores. With --random N, N mannequins drawn
 between and a little beyond the grid's values instead (RANGES, each parameter uniform,
 every other one T-posed): a rule that holds at the grid's corners only shows there; the
-table then counts them by the quarter of each range.
+table then counts them by the quarter of each range; --range NAME LO HI draws that
+parameter from another range (chibis: --range legs 0.4 0.65 --range head 1.8 2.8).
 """
 from __future__ import annotations
 
@@ -109,11 +111,11 @@ def score(params: dict, ball: float = 0.0):
     return {m: 100 * np.linalg.norm(np.asarray(found[m + ".L"]) - J[m]) / diagonal for m in LANDMARKS}
 
 
-def drawn(n: int, seed: int) -> list:
-    """n parameter sets drawn from RANGES, every other one with its arms at their rest
+def drawn(n: int, seed: int, ranges=RANGES) -> list:
+    """n parameter sets drawn from `ranges`, every other one with its arms at their rest
     (arms_down 0: a T-pose, as in half the grid)."""
     rng = np.random.default_rng(seed)
-    runs = [{name: round(float(rng.uniform(lo, hi)), 3) for name, (lo, hi) in RANGES.items()} for _ in range(n)]
+    runs = [{name: round(float(rng.uniform(lo, hi)), 3) for name, (lo, hi) in ranges.items()} for _ in range(n)]
     for params in runs[::2]:
         params["arms_down"] = 0.0
     return runs
@@ -132,8 +134,14 @@ def main(argv=None):
     parser.add_argument("--random", type=int, default=0, metavar="N",
                         help="N mannequins drawn from RANGES instead of the grid")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--range", nargs=3, action="append", default=[], metavar=("NAME", "LO", "HI"),
+                        help="with --random: draw parameter NAME from LO to HI instead of RANGES'")
     args = parser.parse_args(argv)
-    runs = drawn(args.random, args.seed) if args.random else [dict(zip(GRID, v)) for v in itertools.product(*GRID.values())]
+    ranges = dict(RANGES, **{name: (float(lo), float(hi)) for name, lo, hi in args.range})
+    if set(ranges) != set(RANGES):
+        parser.error(f"--range NAME is one of {', '.join(RANGES)}")
+    runs = (drawn(args.random, args.seed, ranges) if args.random
+            else [dict(zip(GRID, v)) for v in itertools.product(*GRID.values())])
     results = []
     for k, params in enumerate(runs, 1):
         results.append((params, score(params, args.ball)))
@@ -141,7 +149,7 @@ def main(argv=None):
               flush=True)
     rows = []
     groups = ({name: [(lo + (hi - lo) * q / 4, lo + (hi - lo) * (q + 1) / 4) for q in range(4)]
-               for name, (lo, hi) in RANGES.items()} if args.random else GRID)
+               for name, (lo, hi) in ranges.items()} if args.random else GRID)
     for name, values in [("all", (None,))] + list(groups.items()):
         for value in values:
             group = [r for p, r in results if value is None or _in(p[name], value)]
@@ -154,7 +162,8 @@ def main(argv=None):
             rows.append([name if value is None else f"{name} {label}", f"{len(found)} / {len(group)}", *mean,
                          f"{wrong}"])
     table = markdown_table(["mannequins", "humanoid", *LANDMARKS, f"any > {OFF:g} % off"], rows)
-    drawn_text = f" --random {args.random} --seed {args.seed}" if args.random else ""
+    drawn_text = (f" --random {args.random} --seed {args.seed}" + "".join(f" --range {' '.join(r)}" for r in args.range)
+                  if args.random else "")
     text = (f"Segmented mannequins (bench/mannequins.py{f' --ball {args.ball:g}' if args.ball else ''}{drawn_text}): "
             "recognised / generated, mean landmark error (% of the diagonal) over the recognised\n\n" + table + "\n")
     print(text)

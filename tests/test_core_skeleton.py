@@ -957,6 +957,20 @@ def test_a_thick_chibi_ragdolls_hip_is_the_top_of_its_thigh_across_the_knees_gap
     assert_landmarks_near(sk, V, J, {"hip": 0.025, "knee": 0.01})
 
 
+@pytest.mark.parametrize("head, legs, gap", [(2.6, 0.46, 0.028), (2.6, 0.45, 0.036), (1.0, 0.46, 0.028)])
+def test_a_thick_chibi_ragdolls_knee_is_the_gap_at_the_top_of_a_shin_that_holds_the_knees_window(head, legs, gap):
+    """Legs under half a human's, limbs 1.2 x as thick: the thigh is a stub sunk into the
+    pelvis, the shin holds the whole stretch of the leg path a knee is looked for in, and
+    the knee is the gap at its top (landmark_cues._from_its_piece). The shin, short and
+    thick, is round, but wider than the foot is across the leg: no knee ball
+    (landmark_cues._breadth). Before, the knees were placed by their proportion, 2.0-2.4 %
+    of the diagonal off (docs/auto_skeleton.md#segmented-mannequins)."""
+    (V, F), J = ragdoll(0.0, limbs=1.2, head=head, legs=legs, gap=gap)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and sk.info["landmark_cues"]["knee.L"] == "gap"
+    assert_landmarks_near(sk, V, J, {"knee": 0.01, "hip": 0.02})
+
+
 def test_a_wooden_mannequins_knees_and_elbows_are_its_ball_joints():
     """An artist's wooden mannequin: a ball between the segments at each knee and elbow.
     The sections go thigh -> ball -> shin; the joint is the ball's middle, not where the
@@ -1017,7 +1031,10 @@ def test_a_thick_wooden_chibis_limb_pieces_are_joined_from_the_body_out():
     it and the pelvis, and hung from the right shin, the nearest kept part: knees, elbows
     and ankles 1.9-3.3 % of the diagonal off, wrists 12.6 %.
     A limb's segment now waits for a part of its side that lies between it and the body
-    (docs/auto_skeleton.md#parts, *A segment waits*)."""
+    (docs/auto_skeleton.md#parts, *A segment waits*). The short hand beyond the wrist's
+    ball is thick by its own extent, not by the one section of the path at its tip, and
+    the wrist is the last gap in its window: on another processor the hand looked too
+    thin, and the elbow's ball, reaching into the window, became the wrist (3.75 % off)."""
     mesh, J = ragdoll(0.7, limbs=1.3, head=2.5, legs=0.45, gap=0.03 + 0.024 * 1.3)
     V, F = wooden(mesh, J, scale=1.3)
     sk = extract_skeleton(V, F, naming="mixamo")

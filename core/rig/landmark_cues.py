@@ -95,7 +95,9 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     own = slice(len(before), None)
     point = _gap_at_start(V, F, parts, path) if limb == "leg" and part[0] < 0 else None
     if point is None:
-        point = _gap(fractions, centres, radii, part, window, proportion, V, parts, ends=(own.start, -1))
+        ends = (own.start, -1)
+        seen = _from_its_piece(window, V, parts, centres, part, ends) if limb == "leg" else window
+        point = _gap(fractions, centres, radii, part, seen, proportion, V, parts, ends=ends)
     if point is not None:
         return point, "gap"
     point = _bend(fractions[own], centres[own], radii[own], part[own], window[own], proportion, V, parts)
@@ -106,6 +108,31 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     if point is not None:
         return point, "kneecap"
     return point_at(path, proportion), "proportion"
+
+
+def _from_its_piece(window, V, parts, centres, part, ends):
+    """The window of sections reaching back to the start of the part its first section
+    cuts, when a limb segment lies above that part across a gap, so that the gap is seen:
+    a chibi ragdoll's shin can hold the whole window, its thigh a stub sunk into the
+    pelvis, and the knee is the gap at the shin's top. A joint piece above (a ball, or
+    along the limb at most BALL x as long: a mech's hip) is no thigh: the part then runs
+    from the hip and holds the knee. `ends`: the sections whose line is the limb's. Legs
+    only: an arm hangs free of the chest, and on a chibi mini whose arm is one piece a gap
+    behind the window's start lay between its clothes, below the arm."""
+    first = np.flatnonzero(window)[0]
+    start = first
+    while start > 0 and part[first] >= 0 and part[start - 1] == part[first]:
+        start -= 1
+    above = part[:start][part[:start] >= 0]
+    if part[first] < 0 or not len(above):
+        return window
+    axis = centres[ends[1]] - centres[ends[0]]
+    above, piece = V[parts == above[-1]], V[parts == part[first]]
+    if _round(above) or np.ptp(above @ axis) <= BALL * np.ptp(piece @ axis):
+        return window
+    widened = window.copy()
+    widened[start:first] = True
+    return widened
 
 
 def _gap_at_start(V, F, parts, path):
@@ -204,23 +231,30 @@ def segment_gap(V, F, parts, path, window, after_segment: bool = False):
     one to the other within `window` (a share of the path; a ragdoll's forearm and hand,
     its shin and foot: that gap is the joint; a wooden mannequin's ball between them: its
     middle), the part beyond at least SEGMENT_THICK as thick as the part before (a robot's
-    finger beyond its hand is no hand), or None; `middle_joint`'s gap cue (`_gap`). The
-    whole path is cut, so that a ball at the window's edge is seen with the parts on both
+    finger beyond its hand is no hand; a part's thickness is its widest section along the
+    path or half its breadth across the limb, whichever is more: a short hand beyond a
+    wrist's ball can be cut by the path's last section only, at its tip), or None; `middle_joint`'s gap cue (`_gap`). The whole path is cut, so that a ball at the window's edge is seen with the parts on both
     sides of it; the limb's line is that of the window's own stretch. `after_segment`: the
     part before the gap follows a part other than the path's first (chest, upper arm,
     forearm: a hand too small to get bones leaves the path at the forearm's end, and the
-    gap at the elbow is no wrist)."""
+    gap at the elbow is no wrist). Of several gaps in the window, the last one: the wrist
+    and the ankle are a limb's last joints before the hand or foot (a thick chibi's elbow
+    ball reaches into the wrist's window, and lay nearer its middle than the wrist's ball
+    beyond a short forearm)."""
     lo, hi = window
     fractions = np.arange(0.0, 1.0 + 1e-9, STEP)
     centres, radii, part = _cut(V, F, parts, path, fractions)[:3]
     near = np.flatnonzero((fractions >= lo - 2 * STEP - 1e-9) & (fractions <= hi + 2 * STEP + 1e-9))
-    thick = {p: np.nanmax(radii[part == p]) for p in set(part.tolist()) if p >= 0}
+    axis = centres[near[-1]] - centres[near[0]]
+    axis = axis / max(np.linalg.norm(axis), 1e-12)
+    thick = {p: max(np.nanmax(radii[part == p]), _breadth(V[parts == p], axis) / 2)
+             for p in set(part.tolist()) if p >= 0}
 
     def keep(k, j):
         return thick[part[j]] >= SEGMENT_THICK * thick[part[k]] and (
             not after_segment or _follows_a_segment(part[:k + 1]))
     inside = (fractions >= lo - 1e-9) & (fractions <= hi + 1e-9)
-    return _gap(fractions, centres, radii, part, inside, (lo + hi) / 2, V, parts, keep, (near[0], near[-1]))
+    return _gap(fractions, centres, radii, part, inside, 1.0, V, parts, keep, (near[0], near[-1]))
 
 
 def _follows_a_segment(part) -> bool:
@@ -552,16 +586,25 @@ def _balls(changes, V, parts, centres, part, ends=(0, -1)):
 def _round_joint(V, parts, piece, segments, axis) -> bool:
     """Whether `piece` is a ball (its extents within ROUND of each other) no wider than
     either of the two `segments` it joins is across the limb: a ball joint next to a
-    segment shorter than the ball (a chibi mannequin's thigh, a disc under its hip)."""
+    segment shorter than the ball (a chibi mannequin's thigh, a disc under its hip). A
+    segment's width is its narrowest breadth across the limb (_breadth): a foot reaches
+    far off the leg's line, but a ragdoll chibi's short, thick shin, round too, is wider
+    than it."""
     ball = V[parts == piece]
     if not _round(ball):
         return False
     across = np.ptp(ball, axis=0).max()
-    for segment in segments:
-        P = V[parts == segment]
-        if across > 2 * off_axis(P - P.mean(axis=0), axis).max():
-            return False
-    return True
+    return all(across <= _breadth(V[parts == segment], axis) for segment in segments)
+
+
+def _breadth(P, axis) -> float:
+    """The narrowest extent of the points P across the unit `axis`: on the plane normal
+    to it, along their least spread direction (a foot across a leg: its width, not its
+    length; a forearm tilted from the limb's line: its thickness, not its slant)."""
+    Q = P - P.mean(axis=0)
+    Q = Q - np.outer(Q @ axis, axis)
+    directions = np.linalg.eigh(Q.T @ Q)[1]    # ascending: the axis (no spread left), least, most
+    return float(np.ptp(Q @ directions[:, 1]))
 
 
 def _round(P) -> bool:
