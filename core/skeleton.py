@@ -488,6 +488,7 @@ def _place_joints(mesh, V, F, Vc, X, pos, par, rad, socket, symmetric):
     if symmetric:     # a symmetric character gets a symmetric rig
         mirrored = rig.mirror_pairs(pos, PAIR_TOLERANCE)
         moved = np.flatnonzero(np.any(mirrored != pos, axis=1))
-        ok = inside(mirrored[moved]) | ~has_child[moved]
-        pos[moved[ok]] = mirrored[moved[ok]]
+        if len(moved):      # none moved: the inside test refuses an empty set of points
+            ok = inside(mirrored[moved]) | ~has_child[moved]
+            pos[moved[ok]] = mirrored[moved[ok]]
     return pos
