@@ -233,11 +233,12 @@ def segment_gap(V, F, parts, path, window, after_segment: bool = False):
     middle), the part beyond at least SEGMENT_THICK as thick as the part before (a robot's
     finger beyond its hand is no hand; a part's thickness is its widest section along the
     path or half its breadth across the limb, whichever is more: a short hand beyond a
-    wrist's ball can be cut by the path's last section only, at its tip), or None; `middle_joint`'s gap cue (`_gap`). The whole path is cut, so that a ball at the window's edge is seen with the parts on both
-    sides of it; the limb's line is that of the window's own stretch. `after_segment`: the
-    part before the gap follows a part other than the path's first (chest, upper arm,
-    forearm: a hand too small to get bones leaves the path at the forearm's end, and the
-    gap at the elbow is no wrist). Of several gaps in the window, the last one: the wrist
+    wrist's ball can be cut by the path's last section only, at its tip), or None;
+    `middle_joint`'s gap cue (`_gap`). The whole path is cut, so that a ball at the
+    window's edge is seen with the parts on both sides of it; the limb's line is that of
+    the window's own stretch. `after_segment`: the part before the gap follows a part
+    other than the path's first (chest, upper arm, forearm: a hand too small to get bones
+    leaves the path at the forearm's end, and the gap at the elbow is no wrist). Of several gaps in the window, the last one: the wrist
     and the ankle are a limb's last joints before the hand or foot (a thick chibi's elbow
     ball reaches into the wrist's window, and lay nearer its middle than the wrist's ball
     beyond a short forearm)."""
