@@ -238,10 +238,10 @@ def segment_gap(V, F, parts, path, window, after_segment: bool = False):
     window's edge is seen with the parts on both sides of it; the limb's line is that of
     the window's own stretch. `after_segment`: the part before the gap follows a part
     other than the path's first (chest, upper arm, forearm: a hand too small to get bones
-    leaves the path at the forearm's end, and the gap at the elbow is no wrist). Of several gaps in the window, the last one: the wrist
-    and the ankle are a limb's last joints before the hand or foot (a thick chibi's elbow
-    ball reaches into the wrist's window, and lay nearer its middle than the wrist's ball
-    beyond a short forearm)."""
+    leaves the path at the forearm's end, and the gap at the elbow is no wrist). Of
+    several gaps in the window, the last one: the wrist and the ankle are a limb's last
+    joints before the hand or foot (a thick chibi's elbow ball reaches into the wrist's
+    window, and lay nearer its middle than the wrist's ball beyond a short forearm)."""
     lo, hi = window
     fractions = np.arange(0.0, 1.0 + 1e-9, STEP)
     centres, radii, part = _cut(V, F, parts, path, fractions)[:3]
