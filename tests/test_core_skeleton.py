@@ -971,6 +971,36 @@ def test_a_thick_chibi_ragdolls_knee_is_the_gap_at_the_top_of_a_shin_that_holds_
     assert_landmarks_near(sk, V, J, {"knee": 0.01, "hip": 0.02})
 
 
+@pytest.mark.parametrize("head, legs", [(1.0, 0.46), (2.5, 0.42)])
+def test_a_thick_chibi_ragdolls_hip_socket_lies_on_the_line_from_its_knee_through_its_thigh_piece(head, legs):
+    """Legs under half a human's: the leg path leaves the knee's gap and bends inward into
+    the pelvis at once, so the line from the knee through the path a little above it led
+    inward and took the hip socket with it. With the knee at the gap below a thigh's own
+    piece, the thigh's axis runs through that piece's centre
+    (skeleton._thigh_point; docs/auto_skeleton.md#segmented-mannequins). Before, the hips
+    were 1.5 and 1.9 % of the diagonal off, now 0.4 and 0.8 (the second's knee, 2.9 %,
+    had taken the ankle's gap: the test below)."""
+    (V, F), J = ragdoll(0.0, limbs=1.2, head=head, legs=legs, gap=0.02)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and sk.info["landmark_cues"]["knee.L"] == "gap"
+    assert_landmarks_near(sk, V, J, {"hip": 0.01, "knee": 0.01})
+
+
+@pytest.mark.parametrize("gap", [0.02, 0.032])
+def test_a_chibi_ragdolls_ankle_is_the_gap_into_a_foot_that_holds_the_ankles_window(gap):
+    """Legs under half a human's, a big head: the foot, as long as ever, holds the leg
+    path's whole ankle window (or it begins in the gap before it), so no gap lay in the
+    window; the knee then took the ankle's gap, the one nearer its proportion (6.6 and 6.5
+    % of the diagonal off, the ankles 4.1 and 5.2). The gap into the path's last piece
+    is the ankle's, its pieces meeting end to end along the whole leg
+    (landmark_cues.segment_gap; docs/auto_skeleton.md#segmented-mannequins)."""
+    (V, F), J = ragdoll(0.0, limbs=1.35, head=2.5, legs=0.42, gap=gap)
+    sk = extract_skeleton(V, F, naming="mixamo")
+    cues = sk.info["landmark_cues"]
+    assert sk.info["humanoid"] and cues["knee.L"] == cues["ankle.L"] == "gap"
+    assert_landmarks_near(sk, V, J, {"knee": 0.01, "ankle": 0.025, "hip": 0.015})
+
+
 def test_a_wooden_mannequins_knees_and_elbows_are_its_ball_joints():
     """An artist's wooden mannequin: a ball between the segments at each knee and elbow.
     The sections go thigh -> ball -> shin; the joint is the ball's middle, not where the

@@ -241,7 +241,12 @@ def segment_gap(V, F, parts, path, window, after_segment: bool = False):
     leaves the path at the forearm's end, and the gap at the elbow is no wrist). Of
     several gaps in the window, the last one: the wrist and the ankle are a limb's last
     joints before the hand or foot (a thick chibi's elbow ball reaches into the wrist's
-    window, and lay nearer its middle than the wrist's ball beyond a short forearm)."""
+    window, and lay nearer its middle than the wrist's ball beyond a short forearm). With
+    none there, where the window lies in the path's last piece (a chibi ragdoll's long foot
+    holds the whole ankle window, or begins in it), the gap at that piece's start, the
+    parts meeting end to end along the whole limb (along the foot's own line the shin
+    overlaps it), the part before it on one side of the plane of symmetry (a shin; not the
+    pelvis a leg box hangs from)."""
     lo, hi = window
     fractions = np.arange(0.0, 1.0 + 1e-9, STEP)
     centres, radii, part = _cut(V, F, parts, path, fractions)[:3]
@@ -255,7 +260,29 @@ def segment_gap(V, F, parts, path, window, after_segment: bool = False):
         return thick[part[j]] >= SEGMENT_THICK * thick[part[k]] and (
             not after_segment or _follows_a_segment(part[:k + 1]))
     inside = (fractions >= lo - 1e-9) & (fractions <= hi + 1e-9)
-    return _gap(fractions, centres, radii, part, inside, 1.0, V, parts, keep, (near[0], near[-1]))
+    found = _gap(fractions, centres, radii, part, inside, 1.0, V, parts, keep, (near[0], near[-1]))
+    start = _last_piece_start(inside, part)
+    if found is None and start is not None:      # the gap into the last piece, along the whole limb
+        at = np.arange(len(fractions)) == start
+        found = _gap(fractions, centres, radii, part, at, 1.0, V, parts,
+                     lambda k, j: keep(k, j) and not _both_sides(V[parts == part[k]]), (0, len(fractions) - 1))
+    return found
+
+
+def _last_piece_start(window, part):
+    """The first section of the part the window's first cut section cuts, where that part
+    is the last the path meets (the sections after it cut it or nothing); else None."""
+    cut = np.flatnonzero(window & (part >= 0))
+    if not len(cut):
+        return None
+    first = cut[0]
+    piece = part[first]
+    if not np.isin(part[first:], (piece, -1)).all():
+        return None
+    start = first
+    while start > 0 and part[start - 1] == piece:
+        start -= 1
+    return start
 
 
 def _follows_a_segment(part) -> bool:
@@ -360,6 +387,15 @@ def limb_top(V, F, parts, socket, joint):
     socket = np.asarray(socket, float)
     beyond = (V[parts == part] @ axis).max() - socket @ axis
     return socket + beyond * axis if beyond > 0 else None
+
+
+def limb_centre(V, F, parts, socket, joint):
+    """The centre of a segmented limb's piece next to its socket (`_limb_piece`), or None:
+    a point of the thigh's own axis where its knee lies at the gap below that piece (a
+    thick chibi's thigh is a stub sunk in its pelvis, and the leg path from the gap bends
+    inward to the pelvis at once). docs/auto_skeleton.md#segmented-mannequins"""
+    found = _limb_piece(V, F, parts, socket, joint)
+    return None if found is None else V[parts == found[0]].mean(axis=0)
 
 
 def socket_ball(V, F, parts, socket, joint):

@@ -129,7 +129,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
         out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
         if not humanoid.hidden_legs:
             out["thigh" + side] = _on_thigh_axis(out["thigh" + side], out["shin" + side],
-                                                 point_at(humanoid.paths["leg" + side], THIGH_AXIS))
+                                                 _thigh_point(out, humanoid, parts, side))
             _segmented_hip(out, humanoid, parts, side)
     if humanoid.symmetric:
         _mirror_pair(out, humanoid.cues, "foot")
@@ -428,6 +428,18 @@ def _head_base(path, V, faces, height) -> float:
                             height, depth=True)
     sizes = np.where(np.isfinite(sizes), sizes, 0.0)
     return float(fractions[int(np.argmax(sizes >= HEAD_FULL * sizes.max()))])
+
+
+def _thigh_point(out, humanoid, parts, side):
+    """A point of the thigh's axis above the knee: where the knee lies at the gap below a
+    thigh's own piece, that piece's centre (landmark_cues.limb_centre); else the leg path's
+    point at THIGH_AXIS."""
+    if parts is not None and humanoid.cues.get("shin" + side) == "gap":
+        centre = landmark_cues.limb_centre(humanoid.vertices, humanoid.faces, parts, out["thigh" + side],
+                                           out["shin" + side])
+        if centre is not None:
+            return centre
+    return point_at(humanoid.paths["leg" + side], THIGH_AXIS)
 
 
 def _on_thigh_axis(hip, knee, thigh):
