@@ -261,12 +261,12 @@ def segment_gap(V, F, parts, path, window, after_segment: bool = False):
             not after_segment or _follows_a_segment(part[:k + 1]))
     inside = (fractions >= lo - 1e-9) & (fractions <= hi + 1e-9)
     found = _gap(fractions, centres, radii, part, inside, 1.0, V, parts, keep, (near[0], near[-1]))
-    start = _last_piece_start(inside, part)
-    if found is None and start is not None:      # the gap into the last piece, along the whole limb
-        at = np.arange(len(fractions)) == start
-        found = _gap(fractions, centres, radii, part, at, 1.0, V, parts,
-                     lambda k, j: keep(k, j) and not _both_sides(V[parts == part[k]]), (0, len(fractions) - 1))
-    return found
+    start = None if found is not None else _last_piece_start(inside, part)
+    if start is None:
+        return found
+    # the gap into the last piece, its parts meeting end to end along the whole limb
+    return _gap(fractions, centres, radii, part, np.arange(len(fractions)) == start, 1.0, V, parts,
+                lambda k, j: keep(k, j) and not _both_sides(V[parts == part[k]]), (0, len(fractions) - 1))
 
 
 def _last_piece_start(window, part):
