@@ -54,7 +54,8 @@ def test_a_chibi_of_interpenetrating_boxes_is_a_humanoid_on_its_outline():
 def test_a_head_piece_sitting_on_the_body_piece_has_its_joint_where_they_meet():
     """A toy whose head box sits on its body box (Kenney's minis are built so) has its head
     joint where the two meet, whatever hangs over the body from the head: here hair down
-    the back to below the shoulders (docs/auto_skeleton.md#landmark-cues)."""
+    the back to below the shoulders; and at the middle of the head's depth, where the head
+    turns, not of the head, the body and the hair (docs/auto_skeleton.md#landmark-cues)."""
     body = boxes(((-8, -2), (-3, 3), (0, 11)), ((2, 8), (-3, 3), (0, 11)),   # legs, into the body
                  ((-8, 8), (-4, 4), (10, 20)),                               # body, up to z 0.40
                  ((-24, -7), (-2, 2), (14, 18)), ((7, 24), (-2, 2), (14, 18)),   # arms, into the body
@@ -65,6 +66,8 @@ def test_a_head_piece_sitting_on_the_body_piece_has_its_joint_where_they_meet():
     assert sk.info["humanoid"]
     assert sk.info["landmark_cues"]["chin"] == "gap"
     assert abs(sk.info["landmarks"]["chin"][2] - 0.40) < 0.01, sk.info["landmarks"]["chin"]
+    # the head box spans y -0.135 .. 0.145; with the hair (to 0.18) the middle lay at 0.02
+    assert abs(sk.info["landmarks"]["chin"][1] - 0.005) < 0.005, sk.info["landmarks"]["chin"]
 
 
 def bunny():

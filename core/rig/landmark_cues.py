@@ -347,12 +347,12 @@ def shoulder(V, F, parts, path, proportion: float):
 
 
 def head_piece(V, F, parts, path):
-    """The share of the chest -> head tip path at the base of a head modelled as a piece of
-    its own that sits on the torso's piece (the head's lowest point within HEAD_ON_TORSO of
-    the height of the torso's highest: a toy's or a chibi's head, whose artists put the
-    head joint there), or None. The torso's piece is the one the path's first section
-    winds around, the head's the nearest-fitting other piece the path's sections wind
-    around (a helmet or hair reaching down over the torso does not fit)."""
+    """(the share of the chest -> head tip path at the base of a head modelled as a piece of
+    its own that sits on the torso's piece, the head's piece) or None: the head's lowest
+    point within HEAD_ON_TORSO of the height of the torso's highest (a toy's or a chibi's
+    head, whose artists put the head joint there). The torso's piece is the one the path's
+    first section winds around, the head's the nearest-fitting other piece the path's
+    sections wind around (a helmet or hair reaching down over the torso does not fit)."""
     fractions = np.arange(0.0, 1.0 + 1e-9, 2 * STEP)
     found = sections.along(V, F, parts, path, fractions)
     if not found[0].around or found[0].part < 0:
@@ -364,10 +364,11 @@ def head_piece(V, F, parts, path):
     fits = [p for p in gaps if gaps[p] <= HEAD_ON_TORSO * np.ptp(z)]
     if not fits:
         return None
-    base = (z[parts == min(fits, key=gaps.get)].min() + top) / 2
+    head = min(fits, key=gaps.get)
+    base = (z[parts == head].min() + top) / 2
     heights = np.array([point_at(path, f)[2] for f in np.linspace(0.0, 1.0, 201)])
     above = np.flatnonzero(heights >= base)
-    return float(above[0] / 200) if len(above) and 0 < above[0] < 200 else None
+    return (float(above[0] / 200), head) if len(above) and 0 < above[0] < 200 else None
 
 
 def limb_top(V, F, parts, socket, joint):

@@ -104,7 +104,8 @@ def standard_joints(humanoid: Humanoid) -> dict:
             out[role + side] = point_at(humanoid.paths[path + side], fraction)
     meshed = humanoid.vertices is not None and humanoid.faces is not None
     parts = vertex_components(len(humanoid.vertices), humanoid.faces)[1] if meshed else None
-    if humanoid.vertices is not None and not (meshed and _head_on_torso(out, humanoid, parts)):
+    head = _head_on_torso(out, humanoid, parts) if meshed else None
+    if humanoid.vertices is not None and head is None:
         faces, below = humanoid.faces if humanoid.outline else None, _below_chest(humanoid.paths)
         out["neck"], out["head"], humanoid.cues["head"], chest = _neck_and_skull_base(
             humanoid.paths["head"], humanoid.vertices, faces, below)
@@ -138,6 +139,9 @@ def standard_joints(humanoid: Humanoid) -> dict:
         spine = ("hips", "spine", "spine1", "spine2", "neck", "head") + (("spine_top",) if "spine_top" in out else ())
         for role, p in zip(spine, at_spine_depth([out[r] for r in spine], body, humanoid.inside)):
             out[role] = p
+        if head is not None:             # a head piece turns about its own middle, whatever hangs behind
+            out["head"] = at_spine_depth([out["head"]], _depth_points(humanoid, parts == head),
+                                         humanoid.inside)[0]
         if not humanoid.hidden_legs:
             knees = ["shin.L", "shin.R"]
             out.update({"knee_centre" + role[-2:]: out[role] for role in knees})   # for snap_limbs
@@ -188,26 +192,33 @@ def _ankle(humanoid: Humanoid, side: str, proportion, parts) -> tuple:
     return (point if back is None else back), cue
 
 
-def _depth_points(humanoid: Humanoid) -> np.ndarray:
+def _depth_points(humanoid: Humanoid, keep=None) -> np.ndarray:
     """The points whose depth places the spine and the knees: the vertices, or for a body
     read off its outline (a toy of low-poly boxes, with vertices at their corners only:
-    a face's few vertices in front would pull the spine forward) points over its surface."""
-    V = humanoid.vertices
-    if not humanoid.outline or humanoid.faces is None:
+    a face's few vertices in front would pull the spine forward) points over its surface;
+    `keep`: optional vertex mask, those vertices' points only (the faces all of whose
+    vertices it keeps)."""
+    V, F = humanoid.vertices, humanoid.faces
+    spacing = 0.5 * DEPTH_SLAB[0] * float(np.ptp(V[:, 2]))
+    if keep is not None:
+        F = None if F is None else (np.cumsum(keep) - 1)[F[np.all(keep[F], axis=1)]]
+        V = V[keep]
+    if not humanoid.outline or F is None:
         return V
-    return surface_points(V, humanoid.faces, 0.5 * DEPTH_SLAB[0] * float(np.ptp(V[:, 2])))
+    return surface_points(V, F, spacing)
 
 
-def _head_on_torso(out, humanoid, parts) -> bool:
-    """Whether the head is modelled as its own piece on the torso's piece; then its joint
-    lies where the two meet (landmark_cues.head_piece, cue "gap"), the neck at its LANDMARKS
-    ratio below."""
+def _head_on_torso(out, humanoid, parts):
+    """The head's piece (a vertex component) where the head is modelled as its own piece on
+    the torso's piece, else None; then the head's joint lies where the two meet
+    (landmark_cues.head_piece, cue "gap"), the neck at its LANDMARKS ratio below."""
     path = humanoid.paths["head"]
-    at = landmark_cues.head_piece(humanoid.vertices, humanoid.faces, parts, path)
-    if at is None:
-        return False
+    found = landmark_cues.head_piece(humanoid.vertices, humanoid.faces, parts, path)
+    if found is None:
+        return None
+    at, head = found
     out["neck"], out["head"], humanoid.cues["head"] = _neck_below(path, at), point_at(path, at), "gap"
-    return True
+    return head
 
 
 def _neck_below(path, head: float):
