@@ -120,9 +120,7 @@ def _from_its_piece(window, V, parts, centres, part, ends):
     only: an arm hangs free of the chest, and on a chibi mini whose arm is one piece a gap
     behind the window's start lay between its clothes, below the arm."""
     first = np.flatnonzero(window)[0]
-    start = first
-    while start > 0 and part[first] >= 0 and part[start - 1] == part[first]:
-        start -= 1
+    start = _run_start(part, first)
     above = part[:start][part[:start] >= 0]
     if part[first] < 0 or not len(above):
         return window
@@ -276,11 +274,16 @@ def _last_piece_start(window, part):
     if not len(cut):
         return None
     first = cut[0]
-    piece = part[first]
-    if not np.isin(part[first:], (piece, -1)).all():
+    if not np.isin(part[first:], (part[first], -1)).all():
         return None
-    start = first
-    while start > 0 and part[start - 1] == piece:
+    return _run_start(part, first)
+
+
+def _run_start(part, k) -> int:
+    """The first of the sections that cut the same part as section k, without a break, up
+    to k (`part`: each section's part along the path; -1: none)."""
+    start = k
+    while start > 0 and part[start - 1] == part[k]:
         start -= 1
     return start
 
