@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import fingers, landmark_cues, markers
 from ...mesh import surface_points, vertex_components
+from ...meshprep import compact
 from ..polyline import fraction_of, point_at
 from ..polyline import length as path_length
 from .recognition import DOWN, NECK_REACH, Humanoid, spine_from
@@ -192,17 +193,15 @@ def _ankle(humanoid: Humanoid, side: str, proportion, parts) -> tuple:
     return (point if back is None else back), cue
 
 
-def _depth_points(humanoid: Humanoid, keep=None) -> np.ndarray:
+def _depth_points(humanoid: Humanoid, piece=None) -> np.ndarray:
     """The points whose depth places the spine and the knees: the vertices, or for a body
     read off its outline (a toy of low-poly boxes, with vertices at their corners only:
     a face's few vertices in front would pull the spine forward) points over its surface;
-    `keep`: optional vertex mask, those vertices' points only (the faces all of whose
-    vertices it keeps)."""
+    `piece`: optional vertex mask of a mesh piece (a vertex component), its points only."""
     V, F = humanoid.vertices, humanoid.faces
     spacing = 0.5 * DEPTH_SLAB[0] * float(np.ptp(V[:, 2]))
-    if keep is not None:
-        F = None if F is None else (np.cumsum(keep) - 1)[F[np.all(keep[F], axis=1)]]
-        V = V[keep]
+    if piece is not None:
+        V, F = compact(V, F[piece[F[:, 0]]])[:2]
     if not humanoid.outline or F is None:
         return V
     return surface_points(V, F, spacing)
