@@ -51,6 +51,27 @@ def test_a_chibi_of_interpenetrating_boxes_is_a_humanoid_on_its_outline():
         assert sign * joints["hand_tip" + side][0] > 0.4
 
 
+@pytest.mark.parametrize("hem", [8, 9])
+def test_a_chibi_in_a_coat_flaring_over_its_legs_tops_is_a_humanoid_on_its_outline(hem):
+    """A coat wider than the legs, its hem at or below the crotch, gives the outline's
+    axis two branches out to the hem's corners from each leg's old axis above the gap;
+    they go with the leg's old axis, not stay as two extra limbs
+    (docs/auto_skeleton.md#front-outline, *Legs from the crotch*)."""
+    V, F = boxes(((-8, -2), (-3, 3), (0, 11)), ((2, 8), (-3, 3), (0, 11)),     # legs, into the body
+                 ((-8, 8), (-4, 4), (10, 20)),                                 # body
+                 ((-12, 12), (-5, 5), (hem, 13)),                              # the coat's flared hem
+                 ((-24, -7), (-2, 2), (14, 18)), ((7, 24), (-2, 2), (14, 18)),  # arms, into the body
+                 ((-11, 11), (-7, 7), (19, 38)))                               # head, into the body
+    human = outline_humanoid(V, F, symmetric=True)
+    assert human is not None and human.outline
+    joints = standard_joints(human)
+    for side, sign in ((".L", 1), (".R", -1)):
+        hip, foot = joints["thigh" + side], joints["foot" + side]
+        assert 0.16 < hip[2] < 0.26 and 0.04 < sign * hip[0] < 0.16   # at the top of its own leg
+        assert foot[2] < 0.1 and 0.04 < sign * foot[0] < 0.16
+        assert sign * joints["hand_tip" + side][0] > 0.4
+
+
 def test_a_head_piece_sitting_on_the_body_piece_has_its_joint_where_they_meet():
     """A toy whose head box sits on its body box (Kenney's minis are built so) has its head
     joint where the two meet, whatever hangs over the body from the head: here hair down

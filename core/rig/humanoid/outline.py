@@ -110,7 +110,7 @@ def outline_bones(vertices, faces):
     radius = ndimage.distance_transform_edt(filled)
     order, pred = _axis_tree(rows, cols, radius)
     kept = _prune(order, pred, rows, cols, radius)
-    legs = _legs_from_crotch(filled, rows, cols, pred, kept)
+    legs = _legs_from_crotch(filled, rows, cols, pred, kept, radius)
     if legs is None:
         return None
     rows, cols, pred, kept = legs
@@ -126,16 +126,17 @@ def outline_bones(vertices, faces):
     return heads, tails, parents
 
 
-def _legs_from_crotch(filled, rows, cols, pred, kept):
+def _legs_from_crotch(filled, rows, cols, pred, kept, radius):
     """The axis tree with its legs hung from the crotch: (rows, cols, pred, kept) with one
     pixel more, at the top of the gap between the feet, or None without such a gap.
 
     The medial axis joins a short torso's legs where its arms join (a chibi's torso is
     as wide as it is high), so the tree would have no pelvis below the chest. The gap
     between the legs shows where the legs part: each leg's axis is cut where it rises
-    above the gap's top, the rest of it up to the next junction goes, and both hang from
-    a new pixel there, which hangs from the nearest axis pixel above it (in the middle
-    where the axis has one)."""
+    above the gap's top, the rest of it up to its junction with the body goes
+    (_old_leg_top), and both hang from a new pixel there, which hangs from the nearest
+    axis pixel above it (in the middle where the axis has one). `radius`: the outline's
+    distance transform (the legs' half-width)."""
     pred = pred.copy()
     alive = np.zeros(len(rows), bool)
     alive[kept] = True
@@ -151,23 +152,61 @@ def _legs_from_crotch(filled, rows, cols, pred, kept):
     crotch = int(np.argmax(filled[:, column]))        # the first filled row above the gap
     if crotch < GAP * filled.shape[0]:
         return None
+    tops = []
     for foot in feet:
         node = foot
         while pred[node] >= 0 and rows[pred[node]] < crotch:
             node = pred[node]
-        top, above = node, pred[node]
-        if above < 0:                                   # the leg holds the tree's root: no body above
+        if pred[node] < 0:                              # the leg holds the tree's root: no body above
             return None
-        while above >= 0 and children[above] == 1:      # the leg's axis above the gap, up to its junction
-            alive[above] = False
-            above = pred[above]
-        pred[top] = len(rows)
+        tops.append((pred[node], crotch + radius[rows[node], cols[node]]))
+        pred[node] = len(rows)
+    legs = np.zeros(len(rows), bool)
+    legs[[top for top, _ in tops]] = True
+    alive &= ~np.any([_old_leg_top(top, pred, rows, alive, crotch, reach, legs) for top, reach in tops], axis=0)
     rows, cols = np.append(rows, crotch), np.append(cols, column)
     body = np.flatnonzero(alive & (rows[:-1] >= crotch))
     above = body[np.abs(cols[body] - column) <= 2]      # straight up the middle where the axis has a pixel
     body = above if len(above) else body
     pred = np.append(pred, body[np.argmin(np.hypot(rows[body] - crotch, cols[body] - column))])
     return rows, cols, pred, np.append(np.flatnonzero(alive), len(rows) - 1)
+
+
+def _old_leg_top(node, pred, rows, alive, crotch, reach, legs):
+    """Mask of a cut leg's old axis above the gap, from `node` up to its junction with
+    the body or the other leg's old axis (`legs`: where each leg's cut axis went on up).
+    A junction below `reach` (the gap's top plus the leg's half-width) whose other
+    branches stay between the gap's top `crotch` and `reach` too is a hem's or a belt's
+    corner on the leg (a coat flaring over the legs' tops): it goes with its branches.
+    A branch reaching below the gap's top is a limb's (a foot's claws where a tail fills
+    the gap)."""
+    gone = np.zeros(len(pred), bool)
+    while node >= 0:
+        children = np.flatnonzero(alive & ~gone & (pred == node))
+        if len(children):
+            if rows[node] >= reach:
+                break
+            side = _subtree(children, pred, alive & ~gone)
+            if (rows[side] >= reach).any() or (rows[side] < crotch).any() or (side & legs).any():
+                break
+            gone |= side
+        gone[node] = True
+        node = pred[node]
+    return gone
+
+
+def _subtree(roots, pred, alive):
+    """Mask of the alive pixels at or below `roots` in the tree `pred` (a parent past
+    the end: a pixel about to be added)."""
+    mask = np.zeros(len(pred), bool)
+    mask[roots] = True
+    up = np.where((pred >= 0) & (pred < len(pred)), pred, 0)
+    has = alive & (pred >= 0) & (pred < len(pred))
+    while True:
+        grown = mask | (has & mask[up])
+        if (grown == mask).all():
+            return grown
+        mask = grown
 
 
 def _raster(V, F, lo, pixel):
