@@ -242,6 +242,7 @@ def run(path: Path, arms_down: float | None = None, legs: float | None = None,
     out["humanoid"] = bool(sk.info["humanoid"])
     sided = set(artist_landmarks(rec["joint_names"], rec["joints"]))
     out["artist_humanoid_rig"] = {"upper_arm.L", "upper_arm.R", "thigh.L", "thigh.R"} <= sided
+    out["artist_arms"] = {"upper_arm.L", "upper_arm.R"} <= sided
     out["facing"] = sk.facing_text
     out["cues"] = sk.info.get("landmark_cues", {})
     if out["humanoid"]:
@@ -621,7 +622,10 @@ def report(results, cats) -> str:
     wrong = [r["record"] + (" (artist's rig: a humanoid's)" if r.get("artist_humanoid_rig") else "")
              for r in results if r["humanoid"] and cats[r["record"]] != "humanoid"]
     swapped = [r["record"] for r in results if r.get("sides_swapped")]
-    missed = [r["record"] for r in results if not r["humanoid"] and cats[r["record"]] == "humanoid"]
+    missed = [r["record"] + (" (artist's rig: no arms)" if r.get("artist_arms") is False else "")
+              for r in results if not r["humanoid"] and cats[r["record"]] == "humanoid"]
+    armless = [r["record"] for r in results if r["humanoid"] and cats[r["record"]] == "humanoid"
+               and r.get("artist_arms") is False]
     lowered = [r["arms_lowered"] for r in results if "arms_lowered" in r]
     posed = (f"Arms lowered with the artist's rig before rigging (--arms-down): {sum(n > 0 for n in lowered)} of "
              f"{len(lowered)} characters ({sum(lowered)} arms; the others' arms already hung that low or "
@@ -650,6 +654,7 @@ def report(results, cats) -> str:
               f"({', '.join(sorted(r['record'] for r in far))})"
             + f"\n\ncalled humanoid, labelled otherwise: {', '.join(wrong) or 'none'}\n"
             + f"missed: {', '.join(missed) or 'none'}\n"
+            + f"recognised, labelled humanoid, whose artist's rig has no arms: {', '.join(armless) or 'none'}\n"
             + f"refused (an error): {', '.join(r['record'] + ' (' + r['error'] + ')' for r in results if 'error' in r) or 'none'}\n"
             + f"left/right named the other way round than the character faces (compared by side): "
               f"{', '.join(swapped) or 'none'}\n")
