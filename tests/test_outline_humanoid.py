@@ -152,6 +152,29 @@ def test_kenneys_chibi_mini_gets_the_standard_skeleton_near_its_artists_joints()
         assert off < 0.02, (theirs, off)      # 0.4-0.9 % when this test was written
 
 
+def test_kenneys_mini_in_a_jacket_flaring_over_its_legs_is_a_humanoid_near_its_artists_joints():
+    """Its hem's corners join the legs' axes just above the gap between the legs
+    (docs/auto_skeleton.md#front-outline, *A hem's corners beside the legs' tops*)."""
+    with np.load(DATA / "kenney_mini_male_f.npz") as d:
+        V, F, names, artist = d["verts"], d["faces"], list(d["joint_names"]), d["joints"]
+    sk = extract_skeleton(V, F, naming="mixamo")
+    assert sk.info["humanoid"] and len(sk.joints) == 22
+    diagonal = np.linalg.norm(np.ptp(V, axis=0))
+    ours = dict(zip(sk.names, sk.joints))
+    for theirs, mine in (("head", "Head"), ("leg-left", "LeftUpLeg"), ("leg-right", "RightUpLeg")):
+        off = np.linalg.norm(ours["mixamorig:" + mine] - artist[names.index(theirs)]) / diagonal
+        assert off < 0.03, (theirs, off)      # head 0.06 %, hips 1.8 % when this test was written
+
+
+def test_a_dragon_whose_tail_fills_its_legs_gap_is_no_humanoid():
+    """Its tail hangs between its legs to near the floor, so the gap's top is the tail's
+    tip; each leg's old axis above that runs up through its toes' junction, which reaches
+    below the gap: the removal stops there and the old legs stay, extra limbs."""
+    with np.load(DATA / "quat_Dragon.npz") as d:
+        V, F = d["verts"], d["faces"]
+    assert not extract_skeleton(V, F, naming="mixamo").info["humanoid"]
+
+
 @pytest.mark.parametrize("naming", ["bonesmith", "unreal"])
 def test_an_outline_humanoid_gets_the_standard_bones_in_any_naming(naming):
     V, F = chibi()
