@@ -19,7 +19,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from ...mesh import surface_points
 from ..bones import END_REACH
-from ..graph import length_graph
+from ..graph import descendants, length_graph
 from .recognition import FOOT_LEVEL, recognise
 
 ROWS = 128                # outline resolution: pixels over the height
@@ -186,27 +186,15 @@ def _old_leg_top(node, pred, rows, alive, crotch, reach, legs):
         if len(children):
             if rows[node] >= reach:
                 break
-            side = _subtree(children, pred, alive & ~gone)
+            side = np.zeros(len(pred), bool)
+            side[np.concatenate([children, *(descendants(pred, c) for c in children)])] = True
+            side &= alive & ~gone
             if (rows[side] >= reach).any() or (rows[side] < crotch).any() or (side & legs).any():
                 break
             gone |= side
         gone[node] = True
         node = pred[node]
     return gone
-
-
-def _subtree(roots, pred, alive):
-    """Mask of the alive pixels at or below `roots` in the tree `pred` (a parent past
-    the end: a pixel about to be added)."""
-    mask = np.zeros(len(pred), bool)
-    mask[roots] = True
-    up = np.where((pred >= 0) & (pred < len(pred)), pred, 0)
-    has = alive & (pred >= 0) & (pred < len(pred))
-    while True:
-        grown = mask | (has & mask[up])
-        if (grown == mask).all():
-            return grown
-        mask = grown
 
 
 def _raster(V, F, lo, pixel):
