@@ -22,7 +22,8 @@ foot's length (`ankle_over_sole`), and a little behind the path, toward the heel
 hand's or the foot's part (`segment_gap`). A shoulder socket (`shoulder`) lies where the arm
 leaves the torso when its proportion would lie deep inside the torso (a round body with
 stick arms). A head modelled as its own piece on the torso's piece has its joint where
-the two meet (`head_piece`).
+the two meet (`head_piece`); one sunk into the body's pieces (a neck or a helmet rising
+out of a collar) no higher than where it leaves them (`head_out_of_body`).
 The narrowing of the section between thigh and calf was measured and left out: on the
 low-poly game characters' limbs, which taper evenly, the thinnest section is no joint
 (docs/auto_skeleton.md#landmark-cues). Front and back are a humanoid's: the front is -y.
@@ -372,6 +373,37 @@ def head_piece(V, F, parts, path):
     heights = np.array([point_at(path, f)[2] for f in np.linspace(0.0, 1.0, 201)])
     above = np.flatnonzero(heights >= base)
     return (float(above[0] / 200), head) if len(above) and 0 < above[0] < 200 else None
+
+
+def head_out_of_body(V, F, parts, path, head: float):
+    """The share of the chest -> head tip path where a head modelled as a piece of its own,
+    sunk into the body's pieces below it, leaves them (the height of their highest point:
+    a neck or a helmet rising out of a collar, whose artists put the head joint there), or
+    None. `head`: the share where the head joint was found; the head's piece is the one the
+    section there winds around, the body's pieces those the sections below it wind around
+    that reach lower than the head's piece (not hair or a hat's band). Only a body's top
+    between the head piece's lowest point and the head joint counts: a helmet around the
+    whole head (the body's piece reaches above the joint), a head piece above the torso's,
+    or a head joint found below the body's top has none.
+    docs/auto_skeleton.md#heads-sitting-on-the-torso"""
+    fractions = np.arange(0.0, 1.0 + 1e-9, STEP)
+    found = sections.along(V, F, parts, path, fractions)
+    at = min(int(np.searchsorted(fractions, head - 1e-9)), len(fractions) - 1)
+    piece = found[at].part if found[at].around else -1
+    if piece < 0:
+        return None
+    z = np.asarray(V)[:, 2]
+    lowest = z[parts == piece].min()
+    body = {s.part for s in found[:at] if s.around and s.part >= 0 and s.part != piece
+            and z[parts == s.part].min() < lowest}
+    if not body:
+        return None
+    top = max(z[parts == p].max() for p in body)
+    if not lowest < top < point_at(path, head)[2]:
+        return None
+    heights = np.array([point_at(path, f)[2] for f in np.linspace(0.0, 1.0, 201)])
+    above = np.flatnonzero(heights >= top)
+    return float(above[0] / 200) if len(above) and above[0] / 200 < head else None
 
 
 def limb_top(V, F, parts, socket, joint):

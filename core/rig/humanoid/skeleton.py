@@ -117,6 +117,8 @@ def standard_joints(humanoid: Humanoid) -> dict:
             own = _neck_and_skull_base(humanoid.paths["head"], humanoid.vertices, faces)[1]
             if not np.allclose(own, out["head"]):
                 out["spine_top"] = own
+        if meshed and chest is None:
+            _head_out_of_body(out, humanoid, parts)
     knees = {}
     for side in (".L", ".R"):
         out["foot" + side], humanoid.cues["foot" + side] = _ankle(humanoid, side, out["foot" + side], parts)
@@ -218,6 +220,17 @@ def _head_on_torso(out, humanoid, parts):
     at, head = found
     out["neck"], out["head"], humanoid.cues["head"] = _neck_below(path, at), point_at(path, at), "gap"
     return head
+
+
+def _head_out_of_body(out, humanoid, parts):
+    """A head modelled as a piece sunk into the body's pieces (a neck or a helmet rising out
+    of a collar): its joint no higher than where it leaves them (landmark_cues.
+    head_out_of_body, cue "collar"), the neck at its LANDMARKS ratio below."""
+    path = humanoid.paths["head"]
+    at = landmark_cues.head_out_of_body(humanoid.vertices, humanoid.faces, parts, path,
+                                        fraction_of(path, out["head"]))
+    if at is not None:
+        out["neck"], out["head"], humanoid.cues["head"] = _neck_below(path, at), point_at(path, at), "collar"
 
 
 def _neck_below(path, head: float):
