@@ -376,10 +376,11 @@ def head_piece(V, F, parts, path):
 
 
 def head_out_of_body(V, F, parts, path, head: float):
-    """The share of the chest -> head tip path where a head modelled as a piece of its own,
-    sunk into the body's pieces below it, leaves them (the height of their highest point:
-    a neck or a helmet rising out of a collar, whose artists put the head joint there), or
-    None. `head`: the share where the head joint was found; the head's piece is the one the
+    """(the share of the chest -> head tip path where a head modelled as a piece of its own,
+    sunk into the body's pieces below it, leaves them, the body's piece it leaves) or None:
+    the height of their highest point (a neck or a helmet rising out of a collar, whose
+    artists put the head joint there; the piece: that collar, the head turning in its
+    opening). `head`: the share where the head joint was found; the head's piece is the one the
     section there winds around, the body's pieces those the sections below it wind around
     that reach lower than the head's piece (not hair or a hat's band). Only a body's top
     between the head piece's lowest point and the head joint counts: a helmet around the
@@ -398,12 +399,13 @@ def head_out_of_body(V, F, parts, path, head: float):
             and z[parts == s.part].min() < lowest}
     if not body:
         return None
-    top = max(z[parts == p].max() for p in body)
+    collar = max(body, key=lambda p: z[parts == p].max())
+    top = z[parts == collar].max()
     if not lowest < top < point_at(path, head)[2]:
         return None
     heights = np.array([point_at(path, f)[2] for f in np.linspace(0.0, 1.0, 201)])
     above = np.flatnonzero(heights >= top)
-    return float(above[0] / 200) if len(above) and above[0] / 200 < head else None
+    return (float(above[0] / 200), collar) if len(above) and above[0] / 200 < head else None
 
 
 def limb_top(V, F, parts, socket, joint):

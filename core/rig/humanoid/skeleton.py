@@ -106,6 +106,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
     meshed = humanoid.vertices is not None and humanoid.faces is not None
     parts = vertex_components(len(humanoid.vertices), humanoid.faces)[1] if meshed else None
     head = _head_on_torso(out, humanoid, parts) if meshed else None
+    collar = None
     if humanoid.vertices is not None and head is None:
         faces, below = humanoid.faces if humanoid.outline else None, _below_chest(humanoid.paths)
         out["neck"], out["head"], humanoid.cues["head"], chest = _neck_and_skull_base(
@@ -118,7 +119,7 @@ def standard_joints(humanoid: Humanoid) -> dict:
             if not np.allclose(own, out["head"]):
                 out["spine_top"] = own
         if meshed and chest is None:
-            _head_out_of_body(out, humanoid, parts)
+            collar = _head_out_of_body(out, humanoid, parts)
     knees = {}
     for side in (".L", ".R"):
         out["foot" + side], humanoid.cues["foot" + side] = _ankle(humanoid, side, out["foot" + side], parts)
@@ -145,6 +146,9 @@ def standard_joints(humanoid: Humanoid) -> dict:
         if head is not None:             # a head piece turns about its own middle, whatever hangs behind
             out["head"] = at_spine_depth([out["head"]], _depth_points(humanoid, parts == head),
                                          humanoid.inside)[0]
+        if collar is not None:           # a head turns in its collar's opening, whatever hangs behind
+            depth = humanoid.vertices[parts == collar, 1]
+            out["head"] = out["head"] * [1, 0, 1] + [0, (depth.min() + depth.max()) / 2, 0]
         if not humanoid.hidden_legs:
             knees = ["shin.L", "shin.R"]
             out.update({"knee_centre" + role[-2:]: out[role] for role in knees})   # for snap_limbs
@@ -223,14 +227,18 @@ def _head_on_torso(out, humanoid, parts):
 
 
 def _head_out_of_body(out, humanoid, parts):
-    """A head modelled as a piece sunk into the body's pieces (a neck or a helmet rising out
-    of a collar): its joint no higher than where it leaves them (landmark_cues.
-    head_out_of_body, cue "collar"), the neck at its LANDMARKS ratio below."""
+    """The body's piece (a vertex component) that a head modelled as a piece sunk into the
+    body's pieces leaves (a neck or a helmet rising out of a collar), else None; then the
+    head's joint lies no higher than where it leaves it (landmark_cues.head_out_of_body, cue
+    "collar"), the neck at its LANDMARKS ratio below."""
     path = humanoid.paths["head"]
-    at = landmark_cues.head_out_of_body(humanoid.vertices, humanoid.faces, parts, path,
-                                        fraction_of(path, out["head"]))
-    if at is not None:
-        out["neck"], out["head"], humanoid.cues["head"] = _neck_below(path, at), point_at(path, at), "collar"
+    found = landmark_cues.head_out_of_body(humanoid.vertices, humanoid.faces, parts, path,
+                                           fraction_of(path, out["head"]))
+    if found is None:
+        return None
+    at, collar = found
+    out["neck"], out["head"], humanoid.cues["head"] = _neck_below(path, at), point_at(path, at), "collar"
+    return collar
 
 
 def _neck_below(path, head: float):
