@@ -369,10 +369,16 @@ def head_piece(V, F, parts, path):
     if not fits:
         return None
     head = min(fits, key=gaps.get)
-    base = (z[parts == head].min() + top) / 2
+    at = _first_at_height(path, (z[parts == head].min() + top) / 2)
+    return (at, head) if at is not None and 0 < at < 1 else None
+
+
+def _first_at_height(path, height: float):
+    """The first share of the path (in steps of 1/200) whose point lies at or above
+    `height`, or None."""
     heights = np.array([point_at(path, f)[2] for f in np.linspace(0.0, 1.0, 201)])
-    above = np.flatnonzero(heights >= base)
-    return (float(above[0] / 200), head) if len(above) and 0 < above[0] < 200 else None
+    above = np.flatnonzero(heights >= height)
+    return float(above[0] / 200) if len(above) else None
 
 
 def head_out_of_body(V, F, parts, path, head: float):
@@ -403,9 +409,8 @@ def head_out_of_body(V, F, parts, path, head: float):
     top = z[parts == collar].max()
     if not lowest < top < point_at(path, head)[2]:
         return None
-    heights = np.array([point_at(path, f)[2] for f in np.linspace(0.0, 1.0, 201)])
-    above = np.flatnonzero(heights >= top)
-    return (float(above[0] / 200), collar) if len(above) and above[0] / 200 < head else None
+    at = _first_at_height(path, top)
+    return (at, collar) if at is not None and at < head else None
 
 
 def limb_top(V, F, parts, socket, joint):
