@@ -1005,6 +1005,14 @@ def test_a_head_piece_rising_out_of_the_body_has_its_joint_where_it_leaves_it():
     head = tube([(0, 0, 1.02), (0, 0, 1.35)], radius=0.16, sides=16)
     V, F = merge(body, head)
     assert head_out_of_body(V, F, vertex_components(len(V), F)[1], path, 0.8) is None
+    # a neck's tube sunk in the body, ending at the joint under a head piece that sits on
+    # it above the body's top (Quaternius' cyber character, legs apart): the head is the
+    # piece the path runs on through, it leaves no collar; none
+    neck = tube([(0, 0, 0.9), (0, 0, 1.22)], radius=0.06, sides=16)
+    head = tube([(0, 0, 1.18), (0, 0, 1.5)], radius=0.16, sides=16)
+    V, F = merge(merge(body, neck), head)
+    path = np.array([(0, 0, 0.6), (0, 0, 1.5)])
+    assert head_out_of_body(V, F, vertex_components(len(V), F)[1], path, 0.6 / 0.9) is None
 
 
 def test_an_astronauts_head_has_its_joint_where_it_leaves_the_suits_collar():
