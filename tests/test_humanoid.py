@@ -1006,8 +1006,8 @@ def test_a_head_piece_rising_out_of_the_body_has_its_joint_where_it_leaves_it():
     V, F = merge(body, head)
     assert head_out_of_body(V, F, vertex_components(len(V), F)[1], path, 0.8) is None
     # a neck's tube sunk in the body, ending at the joint under a head piece that sits on
-    # it above the body's top (Quaternius' cyber character, legs apart): the head is the
-    # piece the path runs on through, it leaves no collar; none
+    # it above the body's top (Quaternius' cyber character, legs apart): the tube ends
+    # below halfway to the head's top, it is no head; none
     neck = tube([(0, 0, 0.9), (0, 0, 1.22)], radius=0.06, sides=16)
     head = tube([(0, 0, 1.18), (0, 0, 1.5)], radius=0.16, sides=16)
     V, F = merge(merge(body, neck), head)

@@ -387,21 +387,23 @@ def head_out_of_body(V, F, parts, path, head: float):
     the height of their highest point (a neck or a helmet rising out of a collar, whose
     artists put the head joint there; the piece: that collar, the head turning in its
     opening). `head`: the share where the head joint was found; the head's piece is the one
-    most of the sections from there up wind around (the path runs on through the head, not
-    through a neck's tube ending at the joint); the body's pieces those the sections below
-    it wind around that reach lower than the head's piece (not hair or a hat's band). Only
-    a body's top between the head piece's lowest point and the head joint counts: a helmet
-    around the whole head (the body's piece reaches above the joint), a head piece above
-    the torso's, or a head joint found below the body's top has none.
+    the section there winds around, unless it ends below halfway from the joint to the
+    highest top of the pieces the sections above wind around (a neck's tube under a head
+    piece: none); the body's pieces those the sections below it wind around that reach
+    lower than the head's piece (not hair or a hat's band). Only a body's top between the
+    head piece's lowest point and the head joint counts: a helmet around the whole head
+    (the body's piece reaches above the joint), a head piece above the torso's, or a head
+    joint found below the body's top has none.
     docs/auto_skeleton.md#heads-sitting-on-the-torso"""
     fractions = np.arange(0.0, 1.0 + 1e-9, STEP)
     found = sections.along(V, F, parts, path, fractions)
     at = min(int(np.searchsorted(fractions, head - 1e-9)), len(fractions) - 1)
     if not found[at].around or found[at].part < 0:
         return None
-    z, joint = np.asarray(V)[:, 2], point_at(path, head)[2]
-    up = [s.part for s in found[at:] if s.around and s.part >= 0]
-    piece = max(dict.fromkeys(up), key=up.count)      # ties: the first from the joint up
+    z, joint, piece = np.asarray(V)[:, 2], point_at(path, head)[2], found[at].part
+    crown = max(z[parts == s.part].max() for s in found[at:] if s.around and s.part >= 0)
+    if z[parts == piece].max() < (joint + crown) / 2:    # a neck's tube, the head on it
+        return None
     lowest = z[parts == piece].min()
     body = {s.part for s in found[:at] if s.around and s.part >= 0 and s.part != piece
             and z[parts == s.part].min() < lowest}
