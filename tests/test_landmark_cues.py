@@ -56,6 +56,24 @@ def test_a_leg_path_starting_in_the_knees_gap_has_its_knee_there():
     assert how == "gap" and np.linalg.norm(point - knee) < 0.005, (how, point)
 
 
+@pytest.mark.parametrize("axle", [True, False])
+def test_a_robots_knee_is_the_middle_of_its_hinge(axle):
+    """A robot's knee modelled as the joint: an axle across the leg (or a ball) that the
+    thigh and the shin are fitted into, the leg path starting in it (the thigh above
+    the path's start, as GDQuest's robot's). The pieces overlap, so there is no gap,
+    and the knee went to its proportion; it is the hinge's middle."""
+    knee = np.array([0.1, 0.0, 0.55])
+    ball = [0.03, 0.05, 0.06, 0.06, 0.05, 0.03]
+    hinge = (tube(line(knee - [0.05, 0, 0], knee + [0.05, 0, 0], 4), 0.06) if axle
+             else tube(line(knee + [0, 0, 0.06], knee - [0, 0, 0.06], 6), ball))
+    thigh = tube(line([0.1, 0, 1.0], [0.1, 0, 0.6]), 0.04)
+    shin = tube(line([0.1, 0, 0.5], [0.1, 0, 0.1]), 0.035)
+    foot = tube(line([0.1, -0.02, 0.06], [0.1, -0.2, 0.03]), 0.035)
+    path = np.vstack([line([0.1, 0, 0.6], [0.1, 0, 0.07]), line([0.1, 0, 0.07], [0.1, -0.2, 0.03])[1:]])
+    point, how = cue(*merge(thigh, hinge, shin, foot), path, proportion=0.15)
+    assert how == "hinge" and np.linalg.norm(point - knee) < 0.005, (how, point)
+
+
 def test_a_straight_even_leg_keeps_the_proportion():
     hip, ankle = np.array([0.5, 0.0, 1.0]), np.array([0.5, 0.0, 0.05])
     path = line(hip, ankle, 40)

@@ -2,18 +2,21 @@
 """A limb's middle joint (knee, elbow) from what the body shows
 (docs/auto_skeleton.md#landmark-cues), each by the strongest cue it has:
 
-1. a gap: in a segmented body (one separate part per segment) the section moves from
+1. a hinge: a separate piece made as the joint (a robot's or a mech's knee axle, a ball
+   between two limb pieces), round in the plane the limb bends in and centred on the
+   limb's path; the joint is its middle;
+2. a gap: in a segmented body (one separate part per segment) the section moves from
    one mesh part to the next there, the two parts meeting end to end (or through a short
    piece or a ball between them, a wooden mannequin's ball: its middle); where the pieces
    meet is the joint, whatever the sections' centres do;
-2. a bend: the section centres above and below the joint lie on two lines that meet at
+3. a bend: the section centres above and below the joint lie on two lines that meet at
    an angle, and fit them far better split there than anywhere near the window's ends
    (a knee or an elbow bent in the rest pose, not a curve);
-3. a knee only: a kneecap, where the leg's front recedes most steeply below it to the
+4. a knee only: a kneecap, where the leg's front recedes most steeply below it to the
    shin (its lower edge), by a clear share of the leg's thickness, more steeply than
    anywhere just above or below (the thigh's taper from the hip, the shin's to the ankle)
    and while the back stays (a leg tapering all round, a hem: no kneecap);
-4. else a proportion of the limb's path (the artists' median).
+5. else a proportion of the limb's path (the artists' median).
 A wrist (`wrist`) is the narrowest section before a wider hand, at the hand's end of that
 narrowest stretch. An ankle (`ankle`) is where the leg's path turns toward the toes, when
 the proportion falls past that turn, no higher above the sole than a third of the
@@ -77,13 +80,14 @@ SOCKET_DEPTH = 4.0        # a shoulder proportion deeper in the torso than this 
 ROUND = 1.3               # a socket's ball: its longest extent at most this x its shortest
 PIECE_SEARCH = (0.5, 0.75, 1.0, 1.25, 1.5)   # shares of joint -> socket (and beyond) searched for a limb's top piece
 OWN_AXIS_DEGREES = 45.0   # ... whose own axis its top is measured along when this near that line
+HINGE_THICK = 2.0         # a hinge at most this many times as thick as the limb (its median section)
 START_REACH = 0.2         # a thigh stub looked for this share of the leg path's length above its start
 HEAD_ON_TORSO = 0.005     # a head piece whose lowest point lies this share of the height from the torso piece's top sits on it
 
 
-def middle_joint(V, F, parts, path, limb: str, proportion: float):
-    """(point (3,), cue name) of a limb's middle joint: "bend", "gap", for a knee
-    "kneecap", or "proportion" (see the module)."""
+def middle_joint(V, F, parts, path, limb: str, proportion: float, hinge: bool = True):
+    """(point (3,), cue name) of a limb's middle joint: "hinge" (unless not `hinge`),
+    "gap", "bend", for a knee "kneecap", or "proportion" (see the module)."""
     (lo, hi), (start, end) = LIMBS[limb]
     # the gap's sections reach back to the path's start (in steps counted back from
     # `start`, so that the own range's stay put), so that a joint piece at the limb's top
@@ -94,6 +98,9 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     centres, radii, part, fronts, backs = _cut(V, F, parts, path, fractions)
     window = (fractions >= lo) & (fractions <= hi)
     own = slice(len(before), None)
+    point = _hinge(V, parts, path, fractions[own], centres[own], radii[own], part[own], proportion) if hinge else None
+    if point is not None:
+        return point, "hinge"
     point = _gap_at_start(V, F, parts, path) if limb == "leg" and part[0] < 0 else None
     if point is None:
         ends = (own.start, -1)
@@ -109,6 +116,61 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float):
     if point is not None:
         return point, "kneecap"
     return point_at(path, proportion), "proportion"
+
+
+def _hinge(V, parts, path, fractions, centres, radii, part, proportion):
+    """The middle of a hinge among the pieces the sections cut (the one nearest the
+    proportion), or None: a piece of one side of the body, round in the plane the limb
+    bends in (its extents along the path at its middle and toward the front within
+    ROUND of each other: a ball, or a disc or an axle across the limb; the sections wind around the
+    path in it, so it is centred on the limb), at most HINGE_THICK x as thick as the
+    limb (its median section; a shoulder pad, a mech's foot is thicker), and joining
+    the limb's pieces (_joins; not a pad on a one-piece arm). A robot's knee can be an
+    axle inside a disc, its leg path starting in them."""
+    radii = radii[np.isfinite(radii)]
+    if not len(radii):
+        return None
+    thick = HINGE_THICK * np.median(radii)
+    found = []
+    for p in sorted(set(part.tolist()) - {-1}):
+        P = V[parts == p]
+        if _both_sides(P) or not _joins(V, parts, path, fractions, part, np.flatnonzero(part == p)):
+            continue
+        middle = (P.min(axis=0) + P.max(axis=0)) / 2
+        along = _along(path, fraction_of(path, middle))
+        front = np.array([0.0, -1.0, 0.0]) + along[1] * along
+        front = front / max(np.linalg.norm(front), 1e-12)
+        extent = np.array([np.ptp(P @ along), np.ptp(P @ front)])
+        if extent.max() <= ROUND * extent.min() and extent.max() <= 2 * thick:
+            found.append(middle)
+    if not found:
+        return None
+    return min(found, key=lambda m: abs(fraction_of(path, m) - proportion))
+
+
+def _joins(V, parts, path, fractions, part, at) -> bool:
+    """Whether the sections `at` (one piece's, in order, at `fractions` of the path) lie
+    between the path's start or a limb piece and a limb piece (one side of the body
+    each), one of which follows on at the next section and reaches into the piece along
+    the path: a hinge, which a segment is fitted into; a ragdoll's short, thick shin has
+    gaps above and below (a foot beside its lower end reaches as high)."""
+    piece = part[at[0]]
+    before = [q for q in part[:at[0]] if q >= 0 and q != piece][-1:]
+    after = [q for q in part[at[-1] + 1:] if q >= 0 and q != piece][:1]
+    if not after or any(_both_sides(V[parts == q]) for q in before + after):
+        return False
+    P = V[parts == piece]
+    for q, k, sign in ((before, at[0], -1), (after, at[-1], 1)):
+        along = sign * _along(path, fractions[k])
+        if q and part[k + sign] == q[0] and (V[parts == q[0]] @ along).min() < (P @ along).max():
+            return True
+    return False
+
+
+def _along(path, f):
+    """The unit direction of the path at the fraction f (over STEP either side)."""
+    d = point_at(path, min(f + STEP, 1.0)) - point_at(path, max(f - STEP, 0.0))
+    return d / max(np.linalg.norm(d), 1e-12)
 
 
 def _from_its_piece(window, V, parts, centres, part, ends):

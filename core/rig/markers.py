@@ -75,8 +75,9 @@ def _split(name: str) -> tuple:
 
 def cues(humanoid) -> dict:
     """marker name -> what placed that landmark: "marker", a cue of landmark_cues
-    (knees, elbows: "bend", "gap"; wrists: "narrowing"; ankles: "turn", "sole"), the hips' ("leg
-    axis", "crotch"), the chin's ("narrowing", "head base", "gap", "collar"), else "proportion"."""
+    (knees, elbows: "hinge", "gap", "bend", "kneecap"; wrists: "narrowing"; ankles:
+    "turn", "sole"), the hips' ("leg axis", "crotch"), the chin's ("narrowing", "head
+    base", "gap", "collar"), else "proportion"."""
     placed = with_mirrors(humanoid.markers or {}, humanoid.symmetric)
     out = {}
     for name in NAMES:

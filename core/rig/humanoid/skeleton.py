@@ -125,17 +125,17 @@ def standard_joints(humanoid: Humanoid) -> dict:
         out["foot" + side], humanoid.cues["foot" + side] = _ankle(humanoid, side, out["foot" + side], parts)
         knees[side] = _knee_fraction(humanoid, side, out["foot" + side])
         out["shin" + side] = point_at(humanoid.paths["leg" + side], knees[side])
-    if meshed:
-        _limb_joints(out, humanoid, parts, knees)
+    below = _limb_joints(out, humanoid, parts, knees) if meshed else {}
     for side in (".L", ".R"):
         humanoid.cues["thigh" + side] = ("proportion" if humanoid.hidden_legs else
                                          "crotch" if humanoid.hips_at_crotch else "leg axis")
         out["hand_tip" + side] = humanoid.paths["arm" + side][-1]
         out["toe_tip" + side] = humanoid.paths["leg" + side][-1]
         if not humanoid.hidden_legs:
-            out["thigh" + side] = _on_thigh_axis(out["thigh" + side], out["shin" + side],
-                                                 _thigh_point(out, humanoid, parts, side))
-            _segmented_hip(out, humanoid, parts, side)
+            knee, cue = below.get(side, (out["shin" + side], humanoid.cues.get("shin" + side)))
+            out["thigh" + side] = _on_thigh_axis(out["thigh" + side], knee,
+                                                 _thigh_point(out, humanoid, parts, side, knee, cue))
+            _segmented_hip(out, humanoid, parts, side, knee)
     if humanoid.symmetric:
         _mirror_pair(out, humanoid.cues, "foot")
     if humanoid.vertices is not None:
@@ -252,12 +252,17 @@ def _limb_joints(out, humanoid, parts, knees):
     the narrowing before the hand (landmark_cues.wrist) and beyond the elbow
     (_beyond_the_elbow), shoulder sockets at the torso's edge where their proportion lies
     deep inside it (landmark_cues.shoulder; the elbow's proportion is then halfway from
-    the socket to the wrist); humanoid.cues records which cue placed each."""
+    the socket to the wrist); humanoid.cues records which cue placed each. Returns side
+    -> (point, cue) of each knee placed at a hinge as the limb shows it without the
+    hinge: the hip is looked for from there (_segmented_hip), since from inside the
+    hinge its axle and disc are taken for the thigh's piece."""
     V, F = humanoid.vertices, humanoid.faces
+    below, legs = {}, {side: (V, F, parts, humanoid.paths["leg" + side], "leg", knees.get(side)) for side in knees}
     if not humanoid.hidden_legs:
         for side in (".L", ".R"):
-            out["shin" + side], humanoid.cues["shin" + side] = landmark_cues.middle_joint(
-                V, F, parts, humanoid.paths["leg" + side], "leg", knees[side])
+            out["shin" + side], humanoid.cues["shin" + side] = landmark_cues.middle_joint(*legs[side])
+        if "hinge" in (humanoid.cues["shin.L"], humanoid.cues["shin.R"]):
+            below = {side: landmark_cues.middle_joint(*legs[side], hinge=False) for side in (".L", ".R")}
     for side in (".L", ".R"):
         path = humanoid.paths["arm" + side]
         out["hand" + side], humanoid.cues["hand" + side] = landmark_cues.wrist(V, F, parts, path, FRACTION["hand"])
@@ -277,15 +282,20 @@ def _limb_joints(out, humanoid, parts, knees):
     if humanoid.symmetric:
         for role in ("shin", "upper_arm", "forearm", "hand"):
             _mirror_pair(out, humanoid.cues, role)
+        if below:
+            points, cues = ({"shin" + s: below[s][k] for s in below} for k in (0, 1))
+            _mirror_pair(points, cues, "shin")
+            below = {s: (points["shin" + s], cues["shin" + s]) for s in below}
+    return below
 
 
-def _segmented_hip(out, humanoid, parts, side):
-    """A segmented thigh's hip socket: its ball's centre ("ball"), else no lower than the
-    top of its piece ("thigh top"; landmark_cues.socket_ball, limb_top); `parts`: each
-    vertex's part, or None without the mesh."""
+def _segmented_hip(out, humanoid, parts, side, knee):
+    """A segmented thigh's hip socket above the `knee`: its ball's centre ("ball"), else
+    no lower than the top of its piece ("thigh top"; landmark_cues.socket_ball,
+    limb_top); `parts`: each vertex's part, or None without the mesh."""
     if parts is None:
         return
-    args = (humanoid.vertices, humanoid.faces, parts, out["thigh" + side], out["shin" + side])
+    args = (humanoid.vertices, humanoid.faces, parts, out["thigh" + side], knee)
     for cue, find in (("ball", landmark_cues.socket_ball), ("thigh top", landmark_cues.limb_top)):
         point = find(*args)
         if point is not None:
@@ -319,8 +329,8 @@ def _mirror_pair(out, cues, role):
     """A symmetric humanoid's left and right joint of `role`, placed by the same cue, made
     each other's mirror image in x = 0 (their mean): the mesh is symmetric only to a
     tolerance, and sections of it differ a little between the sides. Where one side's
-    joint lies at a gap between separate parts and the other's does not (one hand
-    modelled apart), both take the gap's, mirrored; where one side's is placed by a cue
+    joint lies at a hinge or a gap between separate parts and the other's does not (one
+    hand modelled apart), both take that one's, mirrored (a hinge's first); where one side's is placed by a cue
     and the other's by the proportion (a kneecap a hair too faint on one side), both
     take the cue's."""
     left, right = role + ".L", role + ".R"
@@ -330,9 +340,10 @@ def _mirror_pair(out, cues, role):
     if cues.get(left) == cues.get(right):
         out[left] = (np.asarray(out[left]) + np.asarray(out[right]) * flip) / 2
         out[right] = out[left] * flip
-    elif "gap" in (cues.get(left), cues.get(right)):
-        found, other = (left, right) if cues.get(left) == "gap" else (right, left)
-        out[other], cues[other] = np.asarray(out[found]) * flip, "gap"
+    elif {"hinge", "gap"} & {cues.get(left), cues.get(right)}:
+        strong = "hinge" if "hinge" in (cues.get(left), cues.get(right)) else "gap"
+        found, other = (left, right) if cues.get(left) == strong else (right, left)
+        out[other], cues[other] = np.asarray(out[found]) * flip, strong
     elif "proportion" in (cues.get(left), cues.get(right)):
         found, other = (right, left) if cues.get(left) == "proportion" else (left, right)
         out[other], cues[other] = np.asarray(out[found]) * flip, cues[found]
@@ -461,13 +472,12 @@ def _head_base(path, V, faces, height) -> float:
     return float(fractions[int(np.argmax(sizes >= HEAD_FULL * sizes.max()))])
 
 
-def _thigh_point(out, humanoid, parts, side):
-    """A point of the thigh's axis above the knee: where the knee lies at the gap below a
-    thigh's own piece, that piece's centre (landmark_cues.limb_centre); else the leg path's
-    point at THIGH_AXIS."""
-    if parts is not None and humanoid.cues.get("shin" + side) == "gap":
-        centre = landmark_cues.limb_centre(humanoid.vertices, humanoid.faces, parts, out["thigh" + side],
-                                           out["shin" + side])
+def _thigh_point(out, humanoid, parts, side, knee, cue):
+    """A point of the thigh's axis above the `knee`: where it lies at the gap (`cue`)
+    below a thigh's own piece, that piece's centre (landmark_cues.limb_centre); else the
+    leg path's point at THIGH_AXIS."""
+    if parts is not None and cue == "gap":
+        centre = landmark_cues.limb_centre(humanoid.vertices, humanoid.faces, parts, out["thigh" + side], knee)
         if centre is not None:
             return centre
     return point_at(humanoid.paths["leg" + side], THIGH_AXIS)
