@@ -98,7 +98,7 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float, hinge: bool = 
     centres, radii, part, fronts, backs = _cut(V, F, parts, path, fractions)
     window = (fractions >= lo) & (fractions <= hi)
     own = slice(len(before), None)
-    point = _hinge(V, parts, path, fractions[own], centres[own], radii[own], part[own], proportion) if hinge else None
+    point = _hinge(V, F, parts, path, fractions[own], centres[own], radii[own], part[own], proportion) if hinge else None
     if point is not None:
         return point, "hinge"
     point = _gap_at_start(V, F, parts, path) if limb == "leg" and part[0] < 0 else None
@@ -118,7 +118,7 @@ def middle_joint(V, F, parts, path, limb: str, proportion: float, hinge: bool = 
     return point_at(path, proportion), "proportion"
 
 
-def _hinge(V, parts, path, fractions, centres, radii, part, proportion):
+def _hinge(V, F, parts, path, fractions, centres, radii, part, proportion):
     """The middle of a hinge among the pieces the sections cut (the one nearest the
     proportion), or None: a piece of one side of the body, round in the plane the limb
     bends in (its extents along the path at its middle and toward the front within
@@ -134,7 +134,7 @@ def _hinge(V, parts, path, fractions, centres, radii, part, proportion):
     found = []
     for p in sorted(set(part.tolist()) - {-1}):
         P = V[parts == p]
-        if _both_sides(P) or not _joins(V, parts, path, fractions, part, np.flatnonzero(part == p)):
+        if _both_sides(P) or not _joins(V, F, parts, path, fractions, part, np.flatnonzero(part == p)):
             continue
         middle = (P.min(axis=0) + P.max(axis=0)) / 2
         along = _along(path, fraction_of(path, middle))
@@ -148,16 +148,19 @@ def _hinge(V, parts, path, fractions, centres, radii, part, proportion):
     return min(found, key=lambda m: abs(fraction_of(path, m) - proportion))
 
 
-def _joins(V, parts, path, fractions, part, at) -> bool:
+def _joins(V, F, parts, path, fractions, part, at) -> bool:
     """Whether the sections `at` (one piece's, in order, at `fractions` of the path) lie
-    between the path's start or a limb piece and a limb piece (one side of the body
-    each), one of which follows on at the next section and reaches into the piece along
+    between two limb pieces (one side of the body each; the first can lie above the
+    path's start, _above_start: a Kenney mini's leg, one block under its body, is no
+    hinge), one of which follows on at the next section and reaches into the piece along
     the path: a hinge, which a segment is fitted into; a ragdoll's short, thick shin has
     gaps above and below (a foot beside its lower end reaches as high)."""
     piece = part[at[0]]
     before = [q for q in part[:at[0]] if q >= 0 and q != piece][-1:]
     after = [q for q in part[at[-1] + 1:] if q >= 0 and q != piece][:1]
     if not after or any(_both_sides(V[parts == q]) for q in before + after):
+        return False
+    if not before and _above_start(V, F, parts, path, piece) is None:
         return False
     P = V[parts == piece]
     for q, k, sign in ((before, at[0], -1), (after, at[-1], 1)):
@@ -196,22 +199,34 @@ def _from_its_piece(window, V, parts, centres, part, ends):
     return widened
 
 
-def _gap_at_start(V, F, parts, path):
-    """The middle of the gap a leg path starts in, between a piece above its start (on
-    up the path's first direction, within START_REACH of its length) and the first one
-    down it, or None: a chibi ragdoll's crotch can lie inside its knee's gap, its thigh
-    a stub sunk into the pelvis above, and the path then holds the shin and foot only
-    (the gap the sections see is the ankle's). Balls are no thigh."""
+def _above_start(V, F, parts, path, other=None):
+    """The first piece (one side of the body, no ball, not `other`) the path's first
+    direction, turned back, meets within START_REACH of its length above its start, or
+    None."""
     down = point_at(path, STEP) - path[0]
     if np.linalg.norm(down) < 1e-12:        # a path of no length
         return None
     down = down / np.linalg.norm(down)
     up = np.array([path[0], path[0] - START_REACH * path_length(path) * down])
     above = sections.along(V, F, parts, up, np.linspace(0.0, 1.0, 6)[1:])
-    thigh = next((s.part for s in above if _piece(V, parts, s) and not _round(V[parts == s.part])), None)
+    return next((s.part for s in above if _piece(V, parts, s) and s.part != other
+                 and not _round(V[parts == s.part])), None)
+
+
+def _gap_at_start(V, F, parts, path):
+    """The middle of the gap a leg path starts in, between a piece above its start (on
+    up the path's first direction, within START_REACH of its length) and the first one
+    down it, or None: a chibi ragdoll's crotch can lie inside its knee's gap, its thigh
+    a stub sunk into the pelvis above, and the path then holds the shin and foot only
+    (the gap the sections see is the ankle's). Balls are no thigh."""
+    thigh = _above_start(V, F, parts, path)
+    if thigh is None:
+        return None
+    down = point_at(path, STEP) - path[0]
+    down = down / np.linalg.norm(down)
     below = sections.along(V, F, parts, path, np.arange(STEP, 0.3, STEP))
     shin = next((s.part for s in below if _piece(V, parts, s)), None)
-    if thigh is None or shin is None or thigh == shin:
+    if shin is None or thigh == shin:
         return None
     bottom, top = (V[parts == thigh] @ down).max(), (V[parts == shin] @ down).min()
     if top <= bottom:
