@@ -122,11 +122,11 @@ def _hinge(V, F, parts, path, fractions, centres, radii, part, proportion):
     """The middle of a hinge among the pieces the sections cut (the one nearest the
     proportion), or None: a piece of one side of the body, round in the plane the limb
     bends in (its extents along the path at its middle and toward the front within
-    ROUND of each other: a ball, or a disc or an axle across the limb; the sections wind around the
-    path in it, so it is centred on the limb), at most HINGE_THICK x as thick as the
-    limb (its median section; a shoulder pad, a mech's foot is thicker), and joining
-    the limb's pieces (_joins; not a pad on a one-piece arm). A robot's knee can be an
-    axle inside a disc, its leg path starting in them."""
+    ROUND of each other: a ball, or a disc or an axle across the limb; the sections
+    wind around the path in it, so it is centred on the limb), at most HINGE_THICK x as
+    thick as the limb (its median section; a shoulder pad, a mech's foot is thicker),
+    and joining the limb's pieces (_joins). A robot's knee can be an axle inside a disc,
+    its leg path starting in them."""
     radii = radii[np.isfinite(radii)]
     if not len(radii):
         return None

@@ -257,8 +257,9 @@ def _limb_joints(out, humanoid, parts, knees):
     hinge: the hip is looked for from there (_segmented_hip), since from inside the
     hinge its axle and disc are taken for the thigh's piece."""
     V, F = humanoid.vertices, humanoid.faces
-    below, legs = {}, {side: (V, F, parts, humanoid.paths["leg" + side], "leg", knees.get(side)) for side in knees}
+    below = {}
     if not humanoid.hidden_legs:
+        legs = {side: (V, F, parts, humanoid.paths["leg" + side], "leg", knees[side]) for side in (".L", ".R")}
         for side in (".L", ".R"):
             out["shin" + side], humanoid.cues["shin" + side] = landmark_cues.middle_joint(*legs[side])
         if "hinge" in (humanoid.cues["shin.L"], humanoid.cues["shin.R"]):
@@ -330,9 +331,9 @@ def _mirror_pair(out, cues, role):
     each other's mirror image in x = 0 (their mean): the mesh is symmetric only to a
     tolerance, and sections of it differ a little between the sides. Where one side's
     joint lies at a hinge or a gap between separate parts and the other's does not (one
-    hand modelled apart), both take that one's, mirrored (a hinge's first); where one side's is placed by a cue
-    and the other's by the proportion (a kneecap a hair too faint on one side), both
-    take the cue's."""
+    hand modelled apart), both take that one's, mirrored (a hinge's first); where one
+    side's is placed by a cue and the other's by the proportion (a kneecap a hair too
+    faint on one side), both take the cue's."""
     left, right = role + ".L", role + ".R"
     if left not in out or right not in out:
         return
